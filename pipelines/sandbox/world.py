@@ -1,0 +1,294 @@
+"""The sandbox's accounts and their entities, generated from a seed, a preset and a reference date.
+
+Entities (connections, products, campaigns, targets …) are built per account on first use and
+kept as plain records in the spec's shape; metrics are never stored (see `metrics.py`).
+Secondary accounts, used to exercise agency keys, are always of the `small` size.
+"""
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from functools import cached_property
+
+from pipelines.sandbox.hashing import make_id, scalar, unit
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Sizes of one account's data."""
+
+    name: str
+    products: int
+    campaigns: int
+    targets: int
+    history_days: int = 400
+
+
+PRESETS = {
+    "small": Preset("small", products=48, campaigns=16, targets=160),
+    "medium": Preset("medium", products=500, campaigns=200, targets=5_000),
+    "large": Preset("large", products=20_000, campaigns=2_000, targets=50_000),
+}
+
+
+@dataclass(frozen=True)
+class Country:
+    code: str
+    name: str
+    currency: str
+    marketplace_id: str
+
+    @property
+    def id(self) -> str:
+        return make_id("country", self.code)
+
+    @property
+    def exponent(self) -> int:
+        """Digits after the decimal point in this currency's amounts (JPY has none)."""
+        return 0 if self.currency == "JPY" else 2
+
+
+COUNTRIES = (
+    Country("US", "United States", "USD", "ATVPDKIKX0DER"),
+    Country("DE", "Germany", "EUR", "A1PA6795UKMFR9"),
+    Country("GB", "United Kingdom", "GBP", "A1F83G8C2ARO7P"),
+    Country("JP", "Japan", "JPY", "A1VC38T7YXB528"),
+)
+COUNTRY_BY_ID = {c.id: c for c in COUNTRIES}
+
+# (type, name, country codes); the advertising profiles are where campaigns live.
+_CONNECTIONS = (
+    ("seller", "Seller Central NA", ("US",)),
+    ("seller", "Seller Central EU", ("DE", "GB")),
+    ("vendor", "Vendor Central JP", ("JP",)),
+    ("adv-profile", "Ads profile US", ("US",)),
+    ("adv-profile", "Ads profile EU", ("DE", "GB")),
+    ("adv-profile", "Ads profile JP", ("JP",)),
+    ("store_a", "Web store", ()),
+)
+_STATES = ("ENABLED", "ENABLED", "ENABLED", "ENABLED", "PAUSED", "PAUSED", "ARCHIVED")
+_EPOCH = date(1970, 1, 1)
+
+
+def ordinal(day: date) -> int:
+    """Days since the Unix epoch: the integer the metrics generator hashes."""
+    return (day - _EPOCH).days
+
+
+def from_ordinal(days: int) -> date:
+    return _EPOCH + timedelta(days=int(days))
+
+
+def timestamp(day: date, seconds: int = 0) -> str:
+    moment = datetime.combine(day, time()) + timedelta(seconds=seconds % 86_400)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def money(minor_units: int, exponent: int) -> str:
+    """Minor units to the spec's decimal string ("12.30", or "1230" for JPY)."""
+    if exponent == 0:
+        return str(minor_units)
+    sign = "-" if minor_units < 0 else ""
+    whole, frac = divmod(abs(minor_units), 10**exponent)
+    return f"{sign}{whole}.{frac:0{exponent}d}"
+
+
+@dataclass
+class Account:
+    """One customer account and everything in it."""
+
+    seed: int
+    index: int
+    name: str
+    preset: Preset
+    reference: date
+    records: dict[str, list[dict]] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return make_id(self.seed, "account", self.index)
+
+    def _id(self, kind: str, i: int) -> str:
+        return make_id(self.seed, self.index, kind, i)
+
+    def _u(self, *parts: object) -> float:
+        return unit(self.seed, self.index, *parts)
+
+    def _created(self, kind: str, i: int) -> str:
+        days = int(self._u(kind, i, "created") * (self.preset.history_days + 200)) + 30
+        return timestamp(self.reference - timedelta(days=days), scalar(kind, i))
+
+    # ------------------------------------------------------------------ reference data
+    @cached_property
+    def connections(self) -> list[dict]:
+        return [
+            {
+                "object": "connection",
+                "id": self._id("connection", i),
+                "type": kind,
+                "name": name,
+                "active": kind != "store_a" or self.index % 2 == 0,
+                "countries": [make_id("country", code) for code in codes],
+                "createdAt": self._created("connection", i),
+            }
+            for i, (kind, name, codes) in enumerate(_CONNECTIONS)
+        ]
+
+    def connections_of(self, kind: str) -> list[dict]:
+        return [c for c in self.connections if c["type"] == kind]
+
+    @cached_property
+    def brands(self) -> list[dict]:
+        names = ("Northwind", "Aster", "Kettle & Co", "Brightside", "Umbra", "Solace")
+        return [
+            {"object": "product_brand", "id": self._id("brand", i), "name": f"{n} {self.index}"}
+            for i, n in enumerate(names)
+        ]
+
+    # ------------------------------------------------------------------ catalog
+    @cached_property
+    def products(self) -> list[dict]:
+        sellers = self.connections_of("seller")
+        vendor = self.connections_of("vendor")[0]
+        rows = []
+        for i in range(self.preset.products):
+            is_vendor = self._u("product", i, "vendor") < 0.2
+            connection = vendor if is_vendor else sellers[i % len(sellers)]
+            country = connection["countries"][i % len(connection["countries"])]
+            asin = "B0" + format(scalar(self.seed, self.index, "asin", i) % 36**8, "08X")[:8]
+            rows.append(
+                {
+                    "object": "product",
+                    "id": self._id("product", i),
+                    "asin": asin.upper().ljust(10, "0")[:10],
+                    "sku": None if is_vendor else f"SKU-{self.index}-{i:05d}",
+                    "title": f"Product {i} of account {self.index}",
+                    "ean": None,
+                    "upc": None,
+                    "gtin": None,
+                    "platform": "marketplace",
+                    "type": "vendor" if is_vendor else "seller",
+                    "active": self._u("product", i, "active") > 0.05,
+                    "connection": connection["id"],
+                    "country": country,
+                    "brand": self.brands[i % len(self.brands)]["id"],
+                    "createdAt": self._created("product", i),
+                    "updatedAt": timestamp(self.reference - timedelta(days=1 + i % 20), i),
+                }
+            )
+        return rows
+
+    @cached_property
+    def products_by_country(self) -> dict[str, list[int]]:
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(self.products):
+            groups.setdefault(p["country"], []).append(i)
+        return groups
+
+    # ------------------------------------------------------------------ advertising
+    @cached_property
+    def portfolios(self) -> list[dict]:
+        count = max(2, self.preset.campaigns // 10)
+        policies = ("MONTHLY_RECURRING", "DATE_RANGE", "NO_CAP")
+        rows = []
+        for i in range(count):
+            policy = policies[i % 3]
+            rows.append(
+                {
+                    "object": "portfolio",
+                    "id": self._id("portfolio", i),
+                    "name": f"Portfolio {i}",
+                    "state": "ENABLED" if i % 5 else "PAUSED",
+                    "budget": {
+                        "policy": policy,
+                        "amount": None if policy == "NO_CAP" else 500 + 100 * (i % 7),
+                        "startDate": str(self.reference - timedelta(days=60))
+                        if policy == "DATE_RANGE"
+                        else None,
+                        "endDate": str(self.reference + timedelta(days=30))
+                        if policy == "DATE_RANGE"
+                        else None,
+                    },
+                    "createdAt": self._created("portfolio", i),
+                }
+            )
+        return rows
+
+    @cached_property
+    def campaigns(self) -> list[dict]:
+        profiles = self.connections_of("adv-profile")
+        rows = []
+        for i in range(self.preset.campaigns):
+            u = self._u("campaign", i, "product")
+            ad_product = "SP" if u < 0.6 else ("SB" if u < 0.8 else "SD")
+            profile = profiles[scalar(self.seed, "camp-profile", self.index, i) % len(profiles)]
+            country_id = profile["countries"][i % len(profile["countries"])]
+            country = COUNTRY_BY_ID[country_id]
+            start = self.reference - timedelta(
+                days=int(self._u("campaign", i, "start") * self.preset.history_days)
+            )
+            state = _STATES[scalar(self.seed, self.index, "campaign-state", i) % len(_STATES)]
+            budget = (20 + 5 * (i % 30)) * (150 if country.currency == "JPY" else 1)
+            record = {
+                "object": "campaign",
+                "id": self._id("campaign", i),
+                "adProduct": ad_product,
+                "campaignId": str(10**12 + scalar(self.seed, "cid", self.index, i) % 10**12),
+                "name": f"{ad_product} campaign {i}",
+                "state": state,
+                "connection": profile["id"],
+                "country": country_id,
+                "startDate": str(start),
+                "endDate": None if i % 4 else str(self.reference + timedelta(days=90)),
+                "deliveryStatus": "DELIVERING" if state == "ENABLED" else "NOT_DELIVERING",
+                "deliveryReasons": [] if state == "ENABLED" else [f"CAMPAIGN_{state}"],
+                "budget": {"amount": budget, "currency": country.currency, "period": "DAILY"},
+                "bidStrategy": ("LEGACY_FOR_SALES", "AUTO_FOR_SALES", "MANUAL")[i % 3],
+                "portfolioId": self.portfolios[i % len(self.portfolios)]["id"]
+                if i % 3 == 0
+                else None,
+                "createdAt": timestamp(start - timedelta(days=1), i),
+                "updatedAt": timestamp(self.reference - timedelta(days=1 + i % 9), i),
+            }
+            rows.append(record)
+        return rows
+
+    def optimization_config(self, campaign_index: int) -> dict | None:
+        """The optimizer configuration stored for a campaign, if any (about a third of SP)."""
+        campaign = self.campaigns[campaign_index]
+        if campaign["adProduct"] != "SP" or self._u("optcfg", campaign_index) > 0.45:
+            return None
+        i = campaign_index
+        objective = ("ACOS", "ROAS", "IMPRESSIONS", "ORDERS")[i % 4]
+        return {
+            "aiEnabled": i % 2 == 0,
+            "objective": {
+                "type": objective,
+                "value": {"ACOS": 0.25, "ROAS": 4.0}.get(objective, 1000),
+                "maxAcosPct": 35 if objective in ("IMPRESSIONS", "ORDERS") else None,
+            },
+            "limits": {
+                "minBid": 0.2,
+                "maxBid": 3.5,
+                "placementCapPercent": 150,
+                "minSpendBeforeNegative": 15,
+            },
+            "budget": {"dailyBudget": 40, "monthlyBudget": 1200},
+            "harvesting": {
+                "discoveryLevel": ("low", "medium", "high")[i % 3],
+                "competitorAsinTargeting": i % 3 == 0,
+                "crossCampaign": {
+                    "enabled": i % 2 == 1,
+                    "harvestGroupKey": f"group-{i % 4}",
+                    "role": ("source", "destination")[i % 2],
+                },
+            },
+            "linkedWorkflowDefinitionIds": [self._id("workflow", i % 3)] if i % 3 else [],
+            "excludedWorkflowDefinitionIds": [],
+            "workflowsOptOut": i % 7 == 0,
+            "warmingModeUntil": None,
+            "optimizeDate": str(self.reference - timedelta(days=1)),
+            "optimizingSince": str(self.reference - timedelta(days=60 + i % 30)),
+        }
+
+    def campaign_currency(self, campaign_index: int) -> str:
+        return COUNTRY_BY_ID[self.campaigns[campaign_index]["country"]].currency

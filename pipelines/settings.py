@@ -1,0 +1,69 @@
+"""Typed configuration from the contract's environment variables.
+
+Nothing reads the environment at import time: `Settings()` is built when a run, a resource or
+the CLI starts, so tests can set variables per case and Dagster can show config without secrets.
+"""
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+SANDBOX_KEY = "sandbox"
+
+
+class ConfigurationError(ValueError):
+    """A user-supplied setting is unusable; the message names the setting."""
+
+
+class Settings(BaseSettings):
+    """The contract's configuration (section 1)."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    base_url: str | None = Field(default=None, alias="ADS_API_BASE_URL")
+    api_key: SecretStr | None = Field(default=None, alias="ADS_API_KEY")
+    account_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADS_ACCOUNT_IDS")
+    home: Path = Field(default=Path("data"), alias="ADWH_HOME")
+    today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
+
+    @field_validator("account_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _key_required_for_real_service(self) -> "Settings":
+        if self.base_url and self.api_key is None:
+            raise ValueError("ADS_API_KEY is required when ADS_API_BASE_URL is set")
+        return self
+
+    @property
+    def uses_sandbox(self) -> bool:
+        return self.base_url is None
+
+    @property
+    def secret_key(self) -> SecretStr:
+        """The bearer key to send: the user's, or the sandbox's well-known one."""
+        return self.api_key or SecretStr(SANDBOX_KEY)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment, turning validation errors into one-line messages."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "configuration"
+        raise ConfigurationError(f"{where}: {first['msg']}") from None
