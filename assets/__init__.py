@@ -1,1 +1,1 @@
-"""x"""
+"""What is produced: Dagster assets and their checks, one module per source family."""

@@ -1,0 +1,33 @@
+# Two set-up commands for a fresh machine with Python 3.11 and make: `make demo`, `make test`.
+PYTHON ?= python3
+BIN := .venv/bin
+# uv installs the locked environment; when the machine has none, pip installs it in .venv-uv.
+UV = $$(command -v uv || echo .venv-uv/bin/uv)
+
+.PHONY: demo test lint format bench soak dagster clean
+
+$(BIN)/adwh: pyproject.toml uv.lock
+	@command -v uv >/dev/null || test -x .venv-uv/bin/uv || \
+		($(PYTHON) -m venv .venv-uv && .venv-uv/bin/pip install --quiet uv)
+	$(UV) sync --frozen --python $(PYTHON)
+	@touch $@
+
+demo: $(BIN)/adwh
+	$(BIN)/adwh demo
+
+lint: $(BIN)/adwh
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
+	$(BIN)/pytest -q
+
+format: $(BIN)/adwh
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+dagster: $(BIN)/adwh
+	$(BIN)/dagster dev
+
+clean:
+	rm -rf .venv .venv-uv data

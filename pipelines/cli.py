@@ -1,0 +1,160 @@
+"""`adwh`: run the pipeline, serve the sandbox, check a key.
+
+Every failure ends in one line on stderr and a non-zero exit; the key never appears.
+"""
+
+import argparse
+import asyncio
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from pipelines.client.errors import ServiceError
+from pipelines.settings import ConfigurationError, Settings, load_settings
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+class UsageError(ValueError):
+    """Bad input from the user; the message is the one line they see."""
+
+
+def _date(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="adwh", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="materialize every asset for a date range")
+    run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
+    run.add_argument("--end", type=_date, help="last date (YYYY-MM-DD), inclusive")
+    demo = commands.add_parser("demo", help="run the last 30 days on the sandbox and show a table")
+    demo.add_argument("--days", type=int, default=30)
+    commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
+    sandbox = commands.add_parser("sandbox", help="the embedded sandbox service")
+    sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
+    serve = sandbox_commands.add_parser("serve", help="serve the sandbox on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--preset", choices=("small", "medium", "large"), default="small")
+    serve.add_argument("--key", default="sandbox")
+    return root
+
+
+def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
+    """The dates a run covers: as given, or the daily run's yesterday plus lookback."""
+    from pipelines.partitions import FIRST_PARTITION, daily_range
+
+    if start is None and end is None:
+        return daily_range(settings.today)
+    if start is None or end is None:
+        raise UsageError("give both --start and --end, or neither for the daily run")
+    if start > end:
+        raise UsageError(f"--start {start} is after --end {end}")
+    yesterday = settings.today - timedelta(days=1)
+    if end > yesterday:
+        raise UsageError(f"--end {end} is after yesterday ({yesterday}, from ADWH_TODAY)")
+    if start < date.fromisoformat(FIRST_PARTITION):
+        raise UsageError(f"--start {start} is before the first partition ({FIRST_PARTITION})")
+    return start, end
+
+
+def writable_home(home: Path) -> Path:
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / ".write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"ADWH_HOME {home} is not writable: {error.strerror}") from None
+    return home
+
+
+def command_run(settings: Settings, start: date, end: date) -> int:
+    from pipelines.execute import run_pipeline
+    from pipelines.report import print_summary
+
+    home = writable_home(settings.home)
+    try:
+        with FileLock(home / ".adwh.lock", timeout=0):
+            summary = run_pipeline(settings, start, end)
+    except Timeout:
+        raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
+    print_summary(summary)
+    if summary.failure:
+        print(f"adwh: {summary.failure}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def command_demo(settings: Settings, days: int) -> int:
+    from pipelines.report import print_demo_table
+
+    if not settings.uses_sandbox:
+        raise UsageError("adwh demo runs on the embedded sandbox; unset ADS_API_BASE_URL")
+    end = settings.today - timedelta(days=1)
+    status = command_run(settings, end - timedelta(days=days - 1), end)
+    if status == 0:
+        print_demo_table(settings.home)
+    return status
+
+
+def command_check(settings: Settings) -> int:
+    from pipelines.session import open_session
+
+    async def go() -> int:
+        async with open_session(settings) as session:
+            credential = session.credential
+            print(f"key: {credential.object} ({credential.subject_type})")
+            print(f"scopes: {', '.join(credential.scopes) or 'none'}")
+            for account in session.accounts:
+                print(f"account: {account.id} {account.name or ''}".rstrip())
+            if credential.missing_scopes:
+                print(f"missing scopes the warehouse needs: {', '.join(credential.missing_scopes)}")
+                return EXIT_FAILED
+            print("the key has every scope the warehouse needs")
+            return 0
+
+    return asyncio.run(go())
+
+
+def command_serve(settings: Settings, port: int, preset: str, key: str) -> int:
+    from pipelines.sandbox.app import serve
+    from pipelines.sandbox.service import SandboxService
+
+    service = SandboxService(preset, settings.today, key=key)
+    print(f"sandbox ({preset}, reference {settings.today}) on http://127.0.0.1:{port}", flush=True)
+    serve(service, port)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = load_settings()
+        if args.command == "run":
+            start, end = resolve_range(settings, args.start, args.end)
+            return command_run(settings, start, end)
+        if args.command == "demo":
+            return command_demo(settings, args.days)
+        if args.command == "check":
+            return command_check(settings)
+        return command_serve(settings, args.port, args.preset, args.key)
+    except (ConfigurationError, UsageError) as error:
+        print(f"adwh: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except ServiceError as error:
+        print(f"adwh: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

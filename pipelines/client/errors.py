@@ -1,0 +1,81 @@
+"""Errors of the service, each naming the request (method, path, query) and never the key."""
+
+import re
+from urllib.parse import urlencode
+
+
+class ServiceError(Exception):
+    """The service refused a request, or could not be reached after bounded retries."""
+
+    def __init__(
+        self,
+        request: str,
+        status: int | None,
+        message: str,
+        *,
+        code: str | None = None,
+        param: str | None = None,
+    ) -> None:
+        self.request = request
+        self.status = status
+        self.code = code
+        self.param = param
+        self.reason = message
+        super().__init__(f"{request}: {status or 'no answer'} {message}".strip())
+
+
+class AuthenticationError(ServiceError):
+    """401: the key is invalid or revoked."""
+
+
+class CreditsExhaustedError(ServiceError):
+    """402: the account has no credits left for this read."""
+
+
+class ForbiddenError(ServiceError):
+    """403: a missing scope, a plan that forbids it, or an account the key cannot reach."""
+
+
+class NotFoundError(ServiceError):
+    """404: the entity is absent or belongs to another account."""
+
+
+class BadRequestError(ServiceError):
+    """400: the request is invalid; `param` names the parameter when the service says."""
+
+    def window_limit(self, requested_days: int) -> int | None:
+        """The smaller window limit (days) named by a 'window too large' answer, if any."""
+        numbers = [int(n) for n in re.findall(r"(\d+)\s*days?", self.reason)]
+        smaller = [n for n in numbers if 0 < n < requested_days]
+        return min(smaller) if smaller else None
+
+
+class TransientError(ServiceError):
+    """Worth retrying: 429, 5xx, timeouts, dropped connections, truncated or invalid JSON."""
+
+    def __init__(self, *args, retry_after: float | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.retry_after = retry_after
+
+
+class PaginationError(ServiceError):
+    """The service's paging misbehaved (a cursor that does not advance, an endless list)."""
+
+
+class ReadOnlyViolationError(RuntimeError):
+    """Something asked the client for a method other than GET."""
+
+
+BY_STATUS: dict[int, type[ServiceError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    402: CreditsExhaustedError,
+    403: ForbiddenError,
+    404: NotFoundError,
+}
+
+
+def describe(method: str, path: str, params: dict | None) -> str:
+    """'GET /v1/x?a=1' — what every error names."""
+    query = urlencode(params or {}, doseq=True)
+    return f"{method} {path}{'?' + query if query else ''}"

@@ -1,0 +1,192 @@
+"""The HTTP session: bearer auth, GET only, bounded concurrency, retries, and error mapping."""
+
+import logging
+from dataclasses import dataclass
+
+import httpx
+import orjson
+from pydantic import SecretStr
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_random_exponential,
+)
+
+from pipelines.client.errors import (
+    BY_STATUS,
+    ReadOnlyViolationError,
+    ServiceError,
+    TransientError,
+    describe,
+)
+from pipelines.client.limiter import AdaptiveLimiter
+from pipelines.client.stats import RunStats
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try before a transient fault becomes an error."""
+
+    attempts: int = 8
+    total_seconds: float = 300.0
+    backoff_base: float = 0.25
+    backoff_max: float = 30.0
+
+
+@dataclass(frozen=True)
+class Response:
+    """A decoded answer and its size on the wire."""
+
+    body: dict
+    nbytes: int
+
+
+class ServiceClient:
+    """Asynchronous, read-only client of the service.
+
+    One connection pool, timeouts on connect and read, a bounded (adaptive) number of requests
+    in flight, and retries with backoff for what is transient. The key lives in a `SecretStr`
+    and only ever in the Authorization header.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: SecretStr,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_in_flight: int = 8,
+        timeout: httpx.Timeout | None = None,
+        retry: RetryPolicy | None = None,
+        verify_tls: bool = True,
+    ) -> None:
+        self._key = api_key
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"),
+            transport=transport,
+            timeout=timeout or httpx.Timeout(60.0, connect=10.0),
+            limits=httpx.Limits(
+                max_connections=max_in_flight, max_keepalive_connections=max_in_flight
+            ),
+            verify=verify_tls,
+            headers={"Accept": "application/json"},
+        )
+        self.limiter = AdaptiveLimiter(max_in_flight)
+        self.retry = retry or RetryPolicy()
+        self.stats = RunStats()
+
+    def __repr__(self) -> str:
+        return f"ServiceClient(base_url={str(self._http.base_url)!r})"
+
+    async def __aenter__(self) -> "ServiceClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def request(self, method: str, path: str, **kwargs: object) -> Response:
+        """The one door to the network, and it only opens for GET."""
+        if method.upper() != "GET":
+            raise ReadOnlyViolationError(f"the warehouse only reads; refused {method} {path}")
+        return await self.get(path, **kwargs)
+
+    async def get(
+        self, path: str, params: dict | None = None, account: str | None = None
+    ) -> Response:
+        """GET a JSON document, retrying transient faults; raise a ServiceError otherwise."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(TransientError),
+            wait=self._wait,
+            stop=stop_after_attempt(self.retry.attempts)
+            | stop_after_delay(self.retry.total_seconds),
+            before_sleep=self._count_retry,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._get_once(path, params, account)
+        raise AssertionError("unreachable: tenacity reraises")
+
+    async def _get_once(self, path: str, params: dict | None, account: str | None) -> Response:
+        where = describe("GET", path, params)
+        headers = {"Authorization": f"Bearer {self._key.get_secret_value()}"}
+        if account:
+            headers["Service-Account"] = account
+        async with self.limiter:
+            self.stats.requests += 1
+            try:
+                answer = await self._http.get(path, params=params, headers=headers)
+                content = answer.content
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                raise TransientError(where, None, f"{type(exc).__name__}: {exc}") from None
+        self.stats.bytes += len(content)
+        status = answer.status_code
+        if status == 429:
+            self.stats.rate_limited += 1
+            self.limiter.throttled()
+            raise TransientError(where, 429, _message(content), retry_after=_retry_after(answer))
+        if status >= 500:
+            raise TransientError(where, status, _message(content))
+        if status >= 400:
+            error = _error_body(content)
+            kind = BY_STATUS.get(status, ServiceError)
+            raise kind(
+                where,
+                status,
+                error.get("message") or answer.reason_phrase,
+                code=error.get("code"),
+                param=error.get("param"),
+            )
+        self.limiter.succeeded()
+        if not content:
+            return Response({}, 0)
+        try:
+            body = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            raise TransientError(where, status, "the body is not complete JSON") from None
+        if not isinstance(body, dict):
+            raise ServiceError(where, status, "the body is not a JSON object")
+        return Response(body, len(content))
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, TransientError) and error.retry_after is not None:
+            return min(error.retry_after, self.retry.backoff_max)
+        jitter = wait_random_exponential(
+            multiplier=self.retry.backoff_base, max=self.retry.backoff_max
+        )
+        return jitter(state)
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
+        error = state.outcome.exception() if state.outcome else None
+        log.debug("retrying after %s", error)
+
+
+def _retry_after(answer: httpx.Response) -> float | None:
+    raw = answer.headers.get("retry-after")
+    try:
+        return max(0.0, float(raw)) if raw is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def _error_body(content: bytes) -> dict:
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def _message(content: bytes) -> str:
+    return _error_body(content).get("message") or ""

@@ -1,0 +1,46 @@
+"""Accounting of one run's traffic, surfaced as Dagster metadata and in the CLI summary."""
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunStats:
+    """Counters of what a run asked the service for and what came back."""
+
+    requests: int = 0
+    pages: int = 0
+    rows: int = 0
+    bytes: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    estimated_credits: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def as_metadata(self) -> dict[str, int | float]:
+        return {
+            "requests": self.requests,
+            "pages": self.pages,
+            "rows_received": self.rows,
+            "bytes": self.bytes,
+            "retries": self.retries,
+            "rate_limited": self.rate_limited,
+            "estimated_credits": self.estimated_credits,
+            "elapsed_s": round(self.elapsed, 3),
+        }
+
+    def add(self, other: "RunStats") -> None:
+        for name in (
+            "requests",
+            "pages",
+            "rows",
+            "bytes",
+            "retries",
+            "rate_limited",
+            "estimated_credits",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))

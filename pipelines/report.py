@@ -1,0 +1,46 @@
+"""What the CLI prints: the run's closing summary and the demo's table."""
+
+from pathlib import Path
+
+import duckdb
+from rich.console import Console
+from rich.table import Table
+
+from pipelines.execute import RunSummary
+
+console = Console(width=120) if not Console().is_terminal else Console()
+
+COLUMNS = ("rows", "partitions", "requests", "pages", "retries", "rate_limited", "elapsed_s")
+
+
+def print_summary(summary: RunSummary) -> None:
+    table = Table(title=f"adwh run {summary.start} .. {summary.end}")
+    table.add_column("table")
+    for name in COLUMNS:
+        table.add_column(name, justify="right")
+    for line in summary.tables:
+        table.add_row(line.table, *(str(line.metadata.get(name, "")) for name in COLUMNS))
+    console.print(table)
+
+
+DEMO_SQL = """
+SELECT date, currency, sum(cost) AS spend, sum(sales) AS sales,
+       round(sum(cost) / nullif(sum(sales), 0), 4) AS acos
+FROM campaign_metrics
+GROUP BY date, currency
+ORDER BY date DESC, currency
+LIMIT 12
+"""
+
+
+def print_demo_table(home: Path) -> None:
+    console.print(f"lake:      {(home / 'lake').resolve()}")
+    console.print(f"warehouse: {(home / 'warehouse.duckdb').resolve()}")
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        relation = con.sql(DEMO_SQL)
+        table = Table(title="spend and sales by day and currency (latest 12 rows)")
+        for name in relation.columns:
+            table.add_column(name, justify="right")
+        for row in relation.fetchall():
+            table.add_row(*("" if v is None else str(v) for v in row))
+    console.print(table)

@@ -1,0 +1,43 @@
+"""Dagster resources: the service and the warehouse, configured as the contract says.
+
+Every field defaults to the contract's environment variable; set in Dagster config they win.
+The key is best given as `EnvVar("ADS_API_KEY")` so that run config never holds its value.
+"""
+
+import dagster as dg
+
+from pipelines.extract import Destination
+from pipelines.sandbox.embedded import DEFAULT_PRESET
+from pipelines.settings import Settings, load_settings
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """Where a run writes (`ADWH_HOME`) and the reference date it runs for (`ADWH_TODAY`)."""
+
+    home: str | None = None
+    today: str | None = None
+
+    def settings(self) -> Settings:
+        return load_settings(ADWH_HOME=self.home, ADWH_TODAY=self.today)
+
+    def destination(self) -> Destination:
+        return Destination(self.settings().home)
+
+
+class ServiceResource(dg.ConfigurableResource):
+    """The Advertising and Catalog Data Service, or the embedded sandbox when no URL is set."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    account_ids: str | None = None
+    max_in_flight: int = 8
+    sandbox_preset: str = DEFAULT_PRESET
+
+    def settings(self, warehouse: WarehouseResource) -> Settings:
+        return load_settings(
+            ADS_API_BASE_URL=self.base_url,
+            ADS_API_KEY=self.api_key,
+            ADS_ACCOUNT_IDS=self.account_ids,
+            ADWH_HOME=warehouse.home,
+            ADWH_TODAY=warehouse.today,
+        )

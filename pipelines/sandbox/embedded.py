@@ -1,0 +1,18 @@
+"""The in-process sandbox a run uses when no `ADS_API_BASE_URL` is set.
+
+One instance per (preset, reference date) per process, so the assets of a run share its
+generated entities, and a test can reach the same instance to inspect the requests it got or
+to switch on faults.
+"""
+
+from datetime import date
+from functools import lru_cache
+
+from pipelines.sandbox.service import SandboxService
+
+DEFAULT_PRESET = "small"
+
+
+@lru_cache(maxsize=4)
+def embedded_service(preset: str, reference: date) -> SandboxService:
+    return SandboxService(preset, reference)

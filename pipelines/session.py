@@ -1,0 +1,46 @@
+"""Opening the service for a run: the real one, or the embedded sandbox when none is set."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from pipelines.client.accounts import (
+    AccountRef,
+    Credential,
+    describe_credential,
+    reachable_accounts,
+)
+from pipelines.client.http import ServiceClient
+from pipelines.client.windows import WindowCaps
+from pipelines.sandbox.app import SandboxTransport
+from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
+from pipelines.settings import Settings
+
+SANDBOX_URL = "http://sandbox.invalid"
+
+
+@dataclass
+class Session:
+    """A client bound to a key, the accounts to extract, and the caps learned so far."""
+
+    client: ServiceClient
+    credential: Credential
+    accounts: list[AccountRef]
+    caps: WindowCaps
+
+
+@asynccontextmanager
+async def open_session(
+    settings: Settings, *, max_in_flight: int = 8, preset: str = DEFAULT_PRESET
+) -> AsyncIterator[Session]:
+    if settings.uses_sandbox:
+        transport = SandboxTransport(embedded_service(preset, settings.today))
+        base_url = SANDBOX_URL
+    else:
+        transport, base_url = None, str(settings.base_url)
+    async with ServiceClient(
+        base_url, settings.secret_key, transport=transport, max_in_flight=max_in_flight
+    ) as client:
+        credential = await describe_credential(client)
+        accounts = await reachable_accounts(client, credential, settings.account_ids)
+        yield Session(client, credential, accounts, WindowCaps())

@@ -1,0 +1,62 @@
+"""Shared fixtures: a private ADWH_HOME, a fixed reference date, the embedded sandbox."""
+
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from pipelines.client.http import RetryPolicy, ServiceClient
+from pipelines.sandbox.app import SandboxTransport
+from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
+from pipelines.sandbox.faults import NO_FAULTS
+from pipelines.sandbox.service import SandboxService
+
+TODAY = date(2026, 11, 23)
+SECRET = "sk-live-test-3f9a7c0d-never-print"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh ADWH_HOME, today fixed, and no real service configured."""
+    target = tmp_path / "adwh-home"
+    monkeypatch.setenv("ADWH_HOME", str(target))
+    monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
+    for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    return target
+
+
+@pytest.fixture
+def embedded(home: Path) -> Iterator[SandboxService]:
+    """The in-process sandbox the pipeline uses, with its request log emptied and no faults."""
+    service = embedded_service(DEFAULT_PRESET, TODAY)
+    service.requests.clear()
+    service.faults = NO_FAULTS
+    yield service
+    service.faults = NO_FAULTS
+
+
+@pytest.fixture
+def sandbox() -> SandboxService:
+    """A private sandbox for tests that change keys or faults."""
+    service = SandboxService("small", TODAY)
+    service.add_key(SECRET)
+    return service
+
+
+def make_client(service: SandboxService, key: str = SECRET, **kwargs) -> ServiceClient:
+    kwargs.setdefault("retry", RetryPolicy(attempts=12, backoff_base=0.001, backoff_max=0.01))
+    return ServiceClient(
+        "http://sandbox.invalid", SecretStr(key), transport=SandboxTransport(service), **kwargs
+    )
+
+
+def direct(service: SandboxService, path: str, **params) -> httpx.Response:
+    """Ask the sandbox without our client, for expected values computed independently."""
+    status, body, _ = service.handle(
+        "GET", path, [(k, str(v)) for k, v in params.items()], {"authorization": "Bearer sandbox"}
+    )
+    return httpx.Response(status, json=body)

@@ -1,0 +1,233 @@
+"""The service client against the sandbox: paging, windows, retries, errors, read-only, secrets."""
+
+import asyncio
+import itertools
+import logging
+from datetime import date
+
+import pytest
+
+from pipelines.client.accounts import describe_credential, reachable_accounts
+from pipelines.client.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ForbiddenError,
+    NotFoundError,
+    PaginationError,
+    ReadOnlyViolationError,
+    TransientError,
+)
+from pipelines.client.http import RetryPolicy
+from pipelines.client.paging import cursor_pages, offset_pages
+from pipelines.client.windowed import windowed_pages
+from pipelines.client.windows import WindowCaps, split
+from pipelines.sandbox.faults import FaultPlan
+from tests.conftest import SECRET, direct, make_client
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def collect(pages):
+    return [page async for page in pages]
+
+
+def test_cursor_pages_return_every_campaign_once(sandbox):
+    async def go():
+        async with make_client(sandbox) as client:
+            pages = await collect(cursor_pages(client, "/v1/campaigns"))
+            return [row["id"] for page in pages for row in page.rows]
+
+    ids = run(go())
+    expected = [c["id"] for c in sandbox.main_account.campaigns]
+    assert ids == expected
+    assert all(("limit", "100") in r.query for r in sandbox.requests if r.path == "/v1/campaigns")
+
+
+def test_offset_pages_fetch_every_row_concurrently_when_total_is_known(sandbox):
+    params = {"start_date": "2026-10-01", "end_date": "2026-10-31", "granularity": "daily"}
+
+    async def go():
+        async with make_client(sandbox) as client:
+            pages = await collect(
+                offset_pages(client, "/v1/campaign-metrics", params, page_size=50)
+            )
+            return [row for page in pages for row in page.rows]
+
+    rows = run(go())
+    total = direct(sandbox, "/v1/campaign-metrics", **params, include_total="true", limit=1).json()[
+        "total_count"
+    ]
+    assert len(rows) == total > 100
+    keys = {(r["campaign"], r["date"]) for r in rows}
+    assert len(keys) == len(rows)
+
+
+def test_window_split_has_no_gap_or_overlap():
+    windows = split(date(2026, 1, 1), date(2026, 3, 15), 31)
+    assert windows[0][0] == date(2026, 1, 1) and windows[-1][1] == date(2026, 3, 15)
+    for (_, end), (start, _) in itertools.pairwise(windows):
+        assert (start - end).days == 1
+    assert all((e - s).days + 1 <= 31 for s, e in windows)
+
+
+def test_a_cap_learned_from_a_400_splits_the_window_without_loss(sandbox):
+    caps = WindowCaps()
+
+    async def go():
+        async with make_client(sandbox) as client:
+            pages = await collect(
+                windowed_pages(
+                    client, caps, "campaign-metrics", date(2026, 1, 1), date(2026, 10, 31)
+                )
+            )
+            return pages
+
+    pages = run(go())
+    rows = [row for _, page in pages for row in page.rows]
+    assert caps.cap("campaign-metrics", "daily") == 92
+    assert {w for w, _ in pages} == set(split(date(2026, 1, 1), date(2026, 10, 31), 92))
+    refused = [r for r in sandbox.requests if r.status == 400]
+    assert len(refused) == 1  # learned once, never exceeded again
+    by_day = {}
+    for row in rows:
+        by_day.setdefault(row["date"], set()).add(row["campaign"])
+    for day in ("2026-04-01", "2026-04-02", "2026-07-01", "2026-07-02"):  # window seams
+        expected = direct(
+            sandbox,
+            "/v1/campaign-metrics",
+            start_date=day,
+            end_date=day,
+            granularity="daily",
+            limit=1000,
+        ).json()["data"]
+        assert by_day.get(day, set()) == {r["campaign"] for r in expected}
+    assert len({(r["campaign"], r["date"]) for r in rows}) == len(rows)
+
+
+def test_faults_give_exactly_the_rows_of_a_fault_free_fetch(sandbox):
+    params = {"start_date": "2026-09-01", "end_date": "2026-10-31", "granularity": "daily"}
+
+    async def fetch():
+        async with make_client(sandbox) as client:
+            pages = await collect(
+                offset_pages(client, "/v1/campaign-metrics", params, page_size=20)
+            )
+            return sorted(
+                (r["campaign"], r["date"], r["cost"]) for p in pages for r in p.rows
+            ), client.stats
+
+    clean, _ = run(fetch())
+    sandbox.faults = FaultPlan(
+        rate_429=0.3, rate_5xx=0.05, rate_truncate=0.05, rate_drop=0.03, retry_after_seconds=0.001
+    )
+    faulty, stats = run(fetch())
+    assert faulty == clean
+    assert stats.retries > 0 and stats.rate_limited > 0
+
+
+def test_transient_faults_give_up_after_bounded_attempts(sandbox):
+    sandbox.faults = FaultPlan(rate_5xx=1.0)
+
+    async def go():
+        async with make_client(
+            sandbox, retry=RetryPolicy(attempts=3, backoff_base=0.001, backoff_max=0.001)
+        ) as client:
+            await client.get("/v1/campaigns")
+
+    with pytest.raises(TransientError, match=r"GET /v1/campaigns: 503"):
+        run(go())
+
+
+def test_client_refuses_every_method_but_get(sandbox):
+    async def go(method):
+        async with make_client(sandbox) as client:
+            await client.request(method, "/v1/campaigns")
+
+    for method in ("POST", "PATCH", "DELETE", "PUT"):
+        with pytest.raises(ReadOnlyViolationError):
+            run(go(method))
+    assert sandbox.requests == []
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "error", "fragment"),
+    [
+        ("wrong-key", "/v1/campaigns", AuthenticationError, "401"),
+        ("narrow", "/v1/campaigns", ForbiddenError, "campaigns:read"),
+        (SECRET, "/v1/campaigns/ffffffffffffffffffffffff", NotFoundError, "404"),
+        (SECRET, "/v1/campaign-metrics", BadRequestError, "start_date"),
+    ],
+)
+def test_errors_name_the_request_and_never_the_key(sandbox, key, path, error, fragment):
+    sandbox.add_key("narrow", scopes=frozenset({"catalog:read"}))
+
+    async def go():
+        async with make_client(sandbox, key=key) as client:
+            await client.get(path, {"limit": 5})
+
+    with pytest.raises(error) as raised:
+        run(go())
+    message = str(raised.value)
+    assert f"GET {path}?limit=5" in message and fragment in message
+    assert SECRET not in message and SECRET not in repr(raised.value)
+
+
+def test_agency_key_sends_the_service_account_header(sandbox):
+    sandbox.add_key("agency-key", kind="agency", accounts=(0, 1))
+
+    async def go():
+        async with make_client(sandbox, key="agency-key") as client:
+            credential = await describe_credential(client)
+            accounts = await reachable_accounts(client, credential)
+            for account in accounts:
+                await collect(cursor_pages(client, "/v1/campaigns", account=account.header))
+            return accounts
+
+    accounts = run(go())
+    assert [a.id for a in accounts] == [sandbox.accounts[0].id, sandbox.accounts[1].id]
+    sent = {r.account for r in sandbox.requests if r.path == "/v1/campaigns"}
+    assert sent == {sandbox.accounts[0].id, sandbox.accounts[1].id}
+
+
+def test_an_account_the_key_cannot_reach_is_refused_by_name(sandbox):
+    async def go():
+        async with make_client(sandbox) as client:
+            credential = await describe_credential(client)
+            await reachable_accounts(client, credential, ("0123456789abcdef01234567",))
+
+    with pytest.raises(ForbiddenError, match="0123456789abcdef01234567"):
+        run(go())
+
+
+def test_misbehaving_cursor_is_a_clear_error_not_a_hang(sandbox, monkeypatch):
+    original = sandbox.handle
+
+    def stuck(method, path, query, headers):
+        """A service that ignores starting_after and always claims there is more."""
+        kept = [q for q in query if q[0] != "starting_after"]
+        status, body, extra = original(method, path, kept, headers)
+        return status, {**body, "has_more": True}, extra
+
+    monkeypatch.setattr(sandbox, "handle", stuck)
+
+    async def go():
+        async with make_client(sandbox) as client:
+            await collect(cursor_pages(client, "/v1/campaigns", {"limit": 5}))
+
+    with pytest.raises(PaginationError, match="does not advance"):
+        run(go())
+
+
+def test_client_repr_and_logs_hold_no_key(sandbox, caplog):
+    caplog.set_level(logging.DEBUG)
+    sandbox.faults = FaultPlan(rate_429=0.5, retry_after_seconds=0.001)
+
+    async def go():
+        async with make_client(sandbox) as client:
+            await collect(cursor_pages(client, "/v1/campaigns"))
+            return repr(client)
+
+    text = run(go())
+    assert SECRET not in text and SECRET not in caplog.text
