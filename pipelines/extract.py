@@ -1,29 +1,86 @@
-"""Extraction of one table: fetch → land raw → type → check contract → publish.
+"""Extraction of one source: fetch → land raw → type → check contracts → publish to the lake.
 
-Daily facts are processed one capped window at a time, so memory stays flat however long the
-range; each window's partitions are published (lake, then DuckDB) before the next is fetched.
-A partition that breaks its contract is not published; the others are, and the run then fails
-naming every partition it held back.
+A `Source` is one kind of request (a cursor list, a metrics resource, the per-campaign
+optimization history …) and the tables its pages feed: the history's `data` and
+`other_changes`, or a cluster's products and keywords, come from the same pages, fetched once.
+
+Dated sources are processed one window (at most a month) at a time, so memory stays flat
+however long the range; each window's partitions are published before the next is fetched.
+A partition that breaks its contract is held back, the others are published, and the outcome
+names every partition held back. `rebuild_source` does the same from raw pages, spending no
+credits.
 """
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
-from pipelines.client.paging import cursor_pages
-from pipelines.client.windowed import windowed_pages
-from pipelines.client.windows import split
+from pipelines.client.accounts import AccountRef
+from pipelines.client.paging import Page
 from pipelines.session import Session
-from transforms.records import RecordError, records_to_frame, unknown_fields
+from transforms.records import records_to_frame, unknown_fields
 from warehouse.contracts import ContractError, validate
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
-from warehouse.schemas import TableSchema
-from warehouse.store import Store
+from warehouse.schemas import Layout, TableSchema
 
-DEFAULT_DAILY_WINDOW = 31
+WINDOW_DAYS = 31
+PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str, Page]]]
+
+
+def unchanged(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame
+
+
+def page_rows(page: Page) -> list[dict]:
+    return page.rows
+
+
+def no_constants(page: Page) -> dict[str, object]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Output:
+    """One table fed by a source's pages: which records, which constants, which shaping."""
+
+    schema: TableSchema
+    records: Callable[[Page], list[dict]] = page_rows
+    constants: Callable[[Page], dict[str, object]] = no_constants
+    shape: Callable[[pl.DataFrame], pl.DataFrame] = unchanged
+
+    def frame(
+        self, page: Page, account_id: str, extracted_at: datetime, where: str
+    ) -> pl.DataFrame:
+        frame = records_to_frame(
+            self.records(page),
+            self.schema,
+            account_id=account_id,
+            extracted_at=extracted_at,
+            where=where,
+            constants=self.constants(page),
+        )
+        return self.shape(frame).select(self.schema.column_names)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A request kind and the tables it feeds; `name` is its folder under raw/."""
+
+    name: str
+    stream: PageStream
+    outputs: tuple[Output, ...]
+
+    @property
+    def layout(self) -> Layout:
+        return self.outputs[0].schema.layout
+
+    @property
+    def dated(self) -> bool:
+        return self.layout is not Layout.SNAPSHOT
 
 
 @dataclass(frozen=True)
@@ -35,10 +92,6 @@ class Destination:
     @property
     def lake(self) -> Lake:
         return Lake(self.home / "lake", self.home / "staging")
-
-    @property
-    def store(self) -> Store:
-        return Store(self.home / "warehouse.duckdb")
 
     @property
     def raw(self) -> RawStore:
@@ -60,81 +113,49 @@ class TableOutcome:
             "partitions": self.partitions,
             "lake_files": self.files,
             "unknown_fields": ", ".join(sorted(self.unknown_fields)) or "none",
+            "held_back": len(self.held_back),
         }
 
 
-def empty_frame(schema: TableSchema) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema.polars_schema)
+Outcomes = dict[str, TableOutcome]
 
 
 def days_of(start: date, end: date) -> list[date]:
     return [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
 
-async def extract_daily_fact(
-    session: Session,
-    dest: Destination,
-    schema: TableSchema,
-    start: date,
-    end: date,
-    extracted_at: datetime,
-) -> TableOutcome:
-    outcome = TableOutcome(schema.name)
-    window_days = session.caps.cap(schema.resource, "daily") or DEFAULT_DAILY_WINDOW
-    for first, last in split(start, end, window_days):
-        frames = []
-        for account in session.accounts:
-            folder = dest.raw.window_dir(schema.name, account.id, first, last)
-            dest.raw.start(folder)
-            number = 0
-            async for (w_first, w_last), page in windowed_pages(
-                session.client,
-                session.caps,
-                schema.resource,
-                first,
-                last,
-                account=account.header,
-            ):
-                number += 1
-                dest.raw.write(folder, number, page.body)
-                frames.append(
-                    records_to_frame(
-                        page.rows,
-                        schema,
-                        account_id=account.id,
-                        extracted_at=extracted_at,
-                        where=f"window {w_first}..{w_last}, page {number}",
-                    )
-                )
-                outcome.unknown_fields |= unknown_fields(page.rows, schema)
-        frame = pl.concat(frames) if frames else empty_frame(schema)
-        publish_daily(dest, schema, frame, first, last, outcome)
-    if outcome.held_back:
-        raise ContractError("; ".join(outcome.held_back))
-    return outcome
+def month_windows(start: date, end: date) -> list[tuple[date, date]]:
+    days = days_of(start, end)
+    return [
+        (days[i], days[min(i + WINDOW_DAYS, len(days)) - 1])
+        for i in range(0, len(days), WINDOW_DAYS)
+    ]
 
 
-def publish_daily(
+def concat(schema: TableSchema, frames: list[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema.polars_schema)
+
+
+# ---------------------------------------------------------------------------- publishing
+def publish_dated(
     dest: Destination,
     schema: TableSchema,
     frame: pl.DataFrame,
-    first: date,
-    last: date,
+    days: list[date],
     outcome: TableOutcome,
 ) -> None:
-    """Publish the window's partitions that keep their contract; hold back the others."""
-    outside = frame.filter((pl.col("date") < first) | (pl.col("date") > last))
+    """Publish the partitions of `days` that keep their contract; hold back the others."""
+    outside = frame.filter(~pl.col("date").is_in(days))
     if len(outside):
-        raise RecordError(
-            schema.name,
-            "date",
-            outside["date"][0],
-            f"row dated outside the requested window {first}..{last}",
+        outcome.held_back.append(
+            f"{schema.name} window {days[0]}..{days[-1]}: a row is dated "
+            f"{outside['date'][0]}, outside the requested window"
         )
-    good_days, good_frames = [], []
+        frame = frame.filter(pl.col("date").is_in(days))
     by_day = {key[0]: part for key, part in frame.partition_by("date", as_dict=True).items()}
-    for day in days_of(first, last):
-        part = by_day.get(day, empty_frame(schema))
+    good_days, good_frames = [], []
+    for day in days:
+        part = by_day.get(day, concat(schema, []))
         try:
             validate(schema, part, day.isoformat())
         except ContractError as error:
@@ -142,48 +163,152 @@ def publish_daily(
             continue
         good_days.append(day)
         good_frames.append(part)
-    good = pl.concat(good_frames) if good_frames else empty_frame(schema)
+    good = concat(schema, good_frames)
     outcome.files += dest.lake.publish(schema, good, good_days)
-    dest.store.replace_dates(schema, good, good_days)
     outcome.rows += good.height
     outcome.partitions += len(good_days)
 
 
-async def extract_snapshot(
+def publish_snapshot(
+    dest: Destination, schema: TableSchema, frame: pl.DataFrame, day: date, outcome: TableOutcome
+) -> None:
+    try:
+        validate(schema, frame, f"snapshot {day}")
+    except ContractError as error:
+        outcome.held_back.append(str(error))
+        return
+    dated = frame.with_columns(pl.lit(day).alias("date"))
+    outcome.files += dest.lake.publish(schema, dated, [day])
+    outcome.rows, outcome.partitions = frame.height, 1
+
+
+def _publish(
+    dest: Destination,
+    source: Source,
+    frames: dict[str, list[pl.DataFrame]],
+    days: list[date],
+    outcomes: Outcomes,
+) -> None:
+    for output in source.outputs:
+        schema = output.schema
+        frame = concat(schema, frames[schema.name])
+        if source.dated:
+            publish_dated(dest, schema, frame, days, outcomes[schema.name])
+        else:
+            publish_snapshot(dest, schema, frame, days[0], outcomes[schema.name])
+
+
+# ---------------------------------------------------------------------------- from the service
+async def _land(
+    dest: Destination,
+    source: Source,
+    folder: Path,
+    pages: AsyncIterator[tuple[str, Page]],
+    account_id: str,
+    extracted_at: datetime,
+    frames: dict[str, list[pl.DataFrame]],
+    outcomes: Outcomes,
+) -> None:
+    """Land every page raw, then type it into each of the source's tables."""
+    dest.raw.start(folder)
+    number = 0
+    async for where, page in pages:
+        number += 1
+        dest.raw.write(folder, number, page.path, page.params, page.body)
+        for output in source.outputs:
+            outcomes[output.schema.name].unknown_fields |= unknown_fields(
+                output.records(page), output.schema
+            )
+            frames[output.schema.name].append(
+                output.frame(page, account_id, extracted_at, f"{where}, page {number}")
+            )
+    dest.raw.finish(folder, {"extracted_at": extracted_at.isoformat(), "pages": number})
+
+
+async def extract_source(
     session: Session,
     dest: Destination,
-    schema: TableSchema,
-    today: date,
+    source: Source,
+    start: date,
+    end: date,
     extracted_at: datetime,
-    params: dict | None = None,
-) -> TableOutcome:
-    """Current state: every record of a cursor list, replacing the table whole."""
-    outcome = TableOutcome(schema.name)
-    frames = []
-    for account in session.accounts:
-        folder = dest.raw.snapshot_dir(schema.name, account.id, today)
-        dest.raw.start(folder)
-        number = 0
-        async for page in cursor_pages(
-            session.client, f"/v1/{schema.resource}", params, account.header
-        ):
-            number += 1
-            dest.raw.write(folder, number, page.body)
-            frames.append(
-                records_to_frame(
-                    page.rows,
-                    schema,
-                    account_id=account.id,
-                    extracted_at=extracted_at,
-                    where=f"snapshot {today}, page {number}",
-                )
+) -> Outcomes:
+    """Fetch [start, end] (a dated source) or the snapshot of `start` (current state)."""
+    outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
+    windows = month_windows(start, end) if source.dated else [(start, start)]
+    for first, last in windows:
+        frames: dict[str, list[pl.DataFrame]] = {o.schema.name: [] for o in source.outputs}
+        for account in session.accounts:
+            folder = (
+                dest.raw.window_dir(source.name, account.id, first, last)
+                if source.dated
+                else dest.raw.snapshot_dir(source.name, account.id, first)
             )
-            outcome.unknown_fields |= unknown_fields(page.rows, schema)
-    frame = pl.concat(frames) if frames else empty_frame(schema)
-    validate(schema, frame, f"snapshot {today}")
-    outcome.files += dest.lake.publish(
-        schema, dest.lake.snapshot_frame(schema, frame, today), [today]
-    )
-    dest.store.replace_all(schema, frame)
-    outcome.rows, outcome.partitions = frame.height, 1
-    return outcome
+            await _land(
+                dest,
+                source,
+                folder,
+                source.stream(session, account, first, last),
+                account.id,
+                extracted_at,
+                frames,
+                outcomes,
+            )
+        _publish(dest, source, frames, days_of(first, last), outcomes)
+    return outcomes
+
+
+# ---------------------------------------------------------------------------- from raw
+def _raw_frames(
+    dest: Destination,
+    source: Source,
+    folder: Path,
+    account: str,
+    manifest: dict,
+    frames: dict[str, list[pl.DataFrame]],
+    keep: list[date] | None,
+) -> None:
+    extracted_at = datetime.fromisoformat(manifest["extracted_at"]).astimezone(UTC)
+    for number, (path, params, body) in enumerate(dest.raw.read(folder), start=1):
+        page = Page(path, params, body)
+        for output in source.outputs:
+            frame = output.frame(page, account, extracted_at, f"raw {folder}, page {number}")
+            if keep is not None:
+                frame = frame.filter(pl.col("date").is_in(keep))
+            frames[output.schema.name].append(frame)
+
+
+def rebuild_source(dest: Destination, source: Source, start: date, end: date) -> Outcomes:
+    """Re-derive [start, end] from raw: for each day, the newest complete fetch covering it."""
+    outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
+    fetches = sorted(dest.raw.fetches(source.name), key=lambda f: f[2]["extracted_at"])
+    if not source.dated:
+        for day in days_of(start, end):
+            frames = {o.schema.name: [] for o in source.outputs}
+            todays = [f for f in fetches if f[1].name == f"snapshot={day.isoformat()}"]
+            for account, folder, manifest in todays:
+                _raw_frames(dest, source, folder, account, manifest, frames, None)
+            if todays:
+                _publish(dest, source, frames, [day], outcomes)
+        return outcomes
+    for first, last in month_windows(start, end):
+        newest: dict[tuple[str, date], Path] = {}
+        for account, folder, _ in fetches:
+            lo, hi = _window_of(folder)
+            for day in days_of(max(lo, first), min(hi, last)):
+                newest[(account, day)] = folder
+        covered = sorted({day for _, day in newest})
+        if not covered:
+            continue  # raw holds nothing for this window: leave its partitions as they are
+        frames = {o.schema.name: [] for o in source.outputs}
+        for account, folder, manifest in fetches:
+            mine = [d for (a, d), f in newest.items() if a == account and f == folder]
+            if mine:
+                _raw_frames(dest, source, folder, account, manifest, frames, mine)
+        _publish(dest, source, frames, covered, outcomes)
+    return outcomes
+
+
+def _window_of(folder: Path) -> tuple[date, date]:
+    first, _, last = folder.name.split("=", 1)[1].partition("_")
+    return date.fromisoformat(first), date.fromisoformat(last or first)

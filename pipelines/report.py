@@ -19,6 +19,8 @@ def print_summary(summary: RunSummary) -> None:
     for name in COLUMNS:
         table.add_column(name, justify="right")
     for line in summary.tables:
+        if "rows" not in line.metadata:
+            continue  # the warehouse build: it has no rows of its own
         table.add_row(line.table, *(str(line.metadata.get(name, "")) for name in COLUMNS))
     console.print(table)
 

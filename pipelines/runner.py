@@ -1,92 +1,86 @@
-"""The body every asset shares: open the service, extract one table, report what happened.
+"""The body every asset shares: open the service, extract one source, report what happened.
 
-Assets stay thin (which table, which endpoint, a docstring for analysts); this module turns an
-extraction into Dagster metadata and a contract check result.
+Assets stay thin (which source, which group, a description for analysts); this module turns an
+extraction into Dagster metadata and one contract check result per table.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 
 from pipelines.client.stats import RunStats
-from pipelines.extract import TableOutcome, extract_daily_fact, extract_snapshot
+from pipelines.extract import Outcomes, Source, extract_source
 from pipelines.resources import ServiceResource, WarehouseResource
-from pipelines.session import Session, open_session
-from warehouse.contracts import ContractError
-from warehouse.schemas import TableSchema
+from pipelines.session import open_session
 
 CONTRACT_CHECK = "contract"
 
 
-def contract_check(schema: TableSchema) -> dg.AssetCheckSpec:
+def contract_check(table: str) -> dg.AssetCheckSpec:
     return dg.AssetCheckSpec(
         CONTRACT_CHECK,
-        asset=schema.name,
-        description="The table's Pandera contract held on every partition that was published; "
-        "a partition that breaks it is held back and named here.",
+        asset=table,
+        description="The table's Pandera contract held on every partition of the run; a "
+        "partition that breaks it is not published, and is named here.",
     )
 
 
-def _run(
+def date_range(context: dg.AssetExecutionContext, source: Source, today: date) -> tuple[date, date]:
+    if not source.dated:
+        return today, today
+    window = context.partition_time_window
+    return window.start.date(), window.end.date() - timedelta(days=1)
+
+
+def materialize_source(
     context: dg.AssetExecutionContext,
     service: ServiceResource,
     warehouse: WarehouseResource,
-    schema: TableSchema,
-    extract: Callable[[Session], Awaitable[TableOutcome]],
-) -> dg.MaterializeResult:
+    source: Source,
+) -> list[dg.MaterializeResult]:
     settings = service.settings(warehouse)
+    start, end = date_range(context, source, settings.today)
+    destination = warehouse.destination()
+    extracted_at = datetime.now(UTC)
 
-    async def go() -> tuple[TableOutcome | None, RunStats, str | None]:
+    async def go() -> tuple[Outcomes, RunStats, list[str]]:
         async with open_session(
             settings, max_in_flight=service.max_in_flight, preset=service.sandbox_preset
         ) as session:
-            try:
-                return await extract(session), session.client.stats, None
-            except ContractError as error:
-                return None, session.client.stats, str(error)
+            outcomes = await extract_source(session, destination, source, start, end, extracted_at)
+            return outcomes, session.client.stats, session.warnings
 
-    outcome, stats, broken = asyncio.run(go())
-    if outcome is not None and outcome.unknown_fields:
-        context.log.warning(
-            f"{schema.name}: the service sent fields the warehouse does not know "
-            f"({', '.join(sorted(outcome.unknown_fields))}); they are kept in raw/."
+    outcomes, stats, warnings = asyncio.run(go())
+    for warning in warnings:
+        context.log.warning(warning)
+    results = []
+    for name, outcome in outcomes.items():
+        if outcome.unknown_fields:
+            context.log.warning(
+                f"{name}: the service sent fields the warehouse does not know "
+                f"({', '.join(sorted(outcome.unknown_fields))}); they are kept in raw/."
+            )
+        check = dg.AssetCheckResult(
+            check_name=CONTRACT_CHECK,
+            asset_key=name,
+            passed=not outcome.held_back,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata={
+                "held_back": "; ".join(outcome.held_back) or "none",
+                "partitions_checked": outcome.partitions + len(outcome.held_back),
+            },
         )
-    metadata = {**(outcome.as_metadata() if outcome else {}), **stats.as_metadata()}
-    check = dg.AssetCheckResult(
-        check_name=CONTRACT_CHECK,
-        asset_key=schema.name,
-        passed=broken is None,
-        severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"held_back": broken or "none"},
-    )
-    return dg.MaterializeResult(metadata=metadata, check_results=[check])
-
-
-def materialize_daily_fact(context, service, warehouse, schema) -> dg.MaterializeResult:
-    window = context.partition_time_window
-    start = window.start.date()
-    end = window.end.date() - timedelta(days=1)
-    extracted_at = datetime.now(UTC)
-    destination = warehouse.destination()
-    return _run(
-        context,
-        service,
-        warehouse,
-        schema,
-        lambda s: extract_daily_fact(s, destination, schema, start, end, extracted_at),
-    )
-
-
-def materialize_snapshot(context, service, warehouse, schema, params=None) -> dg.MaterializeResult:
-    today: date = warehouse.settings().today
-    extracted_at = datetime.now(UTC)
-    destination = warehouse.destination()
-    return _run(
-        context,
-        service,
-        warehouse,
-        schema,
-        lambda s: extract_snapshot(s, destination, schema, today, extracted_at, params),
-    )
+        results.append(
+            dg.MaterializeResult(
+                asset_key=name,
+                metadata={
+                    **outcome.as_metadata(),
+                    **stats.as_metadata(),
+                    "start": str(start),
+                    "end": str(end),
+                },
+                check_results=[check],
+            )
+        )
+    return results

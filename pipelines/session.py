@@ -2,7 +2,7 @@
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipelines.client.accounts import (
     AccountRef,
@@ -27,6 +27,7 @@ class Session:
     credential: Credential
     accounts: list[AccountRef]
     caps: WindowCaps
+    warnings: list[str] = field(default_factory=list)
 
 
 @asynccontextmanager

@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
-from pipelines.definitions import daily_facts_schedule, defs
+from pipelines.definitions import daily_schedule, defs
 from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG, daily_range
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,10 +22,10 @@ def test_definitions_load_with_both_assets_and_their_contract_checks():
 
 
 def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback():
-    assert daily_facts_schedule.cron_schedule == "0 6 * * *"
+    assert daily_schedule.cron_schedule == "0 6 * * *"
     start, end = daily_range(date(2026, 11, 23))
     assert (start, end) == (date(2026, 11, 20), date(2026, 11, 22))
-    request = daily_facts_schedule.evaluate_tick(
+    request = daily_schedule.evaluate_tick(
         dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 23, 6))
     ).run_requests[0]
     assert request.tags[RANGE_START_TAG] == "2026-11-20"

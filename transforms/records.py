@@ -136,8 +136,13 @@ def records_to_frame(
     account_id: str,
     extracted_at: datetime,
     where: str = "",
+    constants: dict[str, object] | None = None,
 ) -> pl.DataFrame:
-    """Typed frame of `schema` from the service's records; raises RecordError on bad values."""
+    """Typed frame of `schema` from the service's records; raises RecordError on bad values.
+
+    `constants` fill columns the records do not carry (the campaign and day a history page was
+    asked for), parsed like the service's own values.
+    """
     columns = []
     for column in schema.columns:
         if column.source:
@@ -149,11 +154,20 @@ def records_to_frame(
             if column.required and any(v is None for v in values):
                 raise RecordError(schema.name, column.name, None, "required field missing", where)
             columns.append(_series(schema, column, values, where))
+    for name, value in (constants or {}).items():
+        column = schema.column(name)
+        columns.append(_series(schema, column, [value] * len(records), where))
     frame = pl.DataFrame(columns)
     return frame.with_columns(
         pl.lit(account_id, dtype=pl.String).alias("account_id"),
         pl.lit(extracted_at.replace(tzinfo=None), dtype=pl.Datetime("us")).alias("_extracted_at"),
-    ).select(schema.column_names)
+    ).select(
+        [
+            name
+            for name in schema.column_names
+            if name in frame.columns or name in ("account_id", "_extracted_at")
+        ]
+    )
 
 
 def unknown_fields(records: list[dict], schema: TableSchema) -> set[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 
+MANIFEST = "_manifest.json"
 _SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -41,17 +42,35 @@ class RawStore:
     def start(self, folder: Path) -> None:
         """Begin landing a window afresh: pages of an earlier fetch of it are replaced."""
         if folder.exists():
-            for old in folder.glob("page-*.json.gz"):
+            for old in [*folder.glob("page-*.json.gz"), *folder.glob(MANIFEST)]:
                 old.unlink()
         folder.mkdir(parents=True, exist_ok=True)
 
-    def write(self, folder: Path, number: int, body: dict) -> Path:
-        path = folder / f"page-{number:06d}.json.gz"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(gzip.compress(orjson.dumps(body), compresslevel=1))
-        tmp.replace(path)
-        return path
+    def write(self, folder: Path, number: int, path: str, params: dict, body: dict) -> Path:
+        """Land one page with the request that produced it (path and query, never headers)."""
+        target = folder / f"page-{number:06d}.json.gz"
+        tmp = target.with_suffix(".tmp")
+        record = {"request": {"path": path, "params": params}, "response": body}
+        tmp.write_bytes(gzip.compress(orjson.dumps(record), compresslevel=1))
+        tmp.replace(target)
+        return target
 
-    def read(self, folder: Path) -> Iterator[dict]:
-        for path in sorted(folder.glob("page-*.json.gz")):
-            yield orjson.loads(gzip.decompress(path.read_bytes()))
+    def finish(self, folder: Path, manifest: dict) -> None:
+        """Mark a fetch complete; a folder without a manifest is ignored by rebuilds."""
+        tmp = folder / "_manifest.tmp"
+        tmp.write_bytes(orjson.dumps(manifest))
+        tmp.replace(folder / MANIFEST)
+
+    def read(self, folder: Path) -> Iterator[tuple[str, dict, dict]]:
+        """(path, params, body) of every landed page of a fetch, in order."""
+        for page in sorted(folder.glob("page-*.json.gz")):
+            record = orjson.loads(gzip.decompress(page.read_bytes()))
+            yield record["request"]["path"], record["request"]["params"], record["response"]
+
+    def fetches(self, table: str) -> Iterator[tuple[str, Path, dict]]:
+        """Every complete fetch of a table: (account id, folder, manifest)."""
+        for folder in sorted((self.root / table).glob("account=*/*")):
+            manifest = folder / MANIFEST
+            if manifest.exists():
+                account = folder.parent.name.removeprefix("account=")
+                yield account, folder, orjson.loads(manifest.read_bytes())
