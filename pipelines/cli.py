@@ -35,6 +35,9 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="materialize every asset for a date range")
     run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
     run.add_argument("--end", type=_date, help="last date (YYYY-MM-DD), inclusive")
+    rebuild = commands.add_parser("rebuild", help="re-derive lake and warehouse from raw pages")
+    rebuild.add_argument("--start", type=_date, required=True)
+    rebuild.add_argument("--end", type=_date, required=True)
     demo = commands.add_parser("demo", help="run the last 30 days on the sandbox and show a table")
     demo.add_argument("--days", type=int, default=30)
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
@@ -76,14 +79,15 @@ def writable_home(home: Path) -> Path:
     return home
 
 
-def command_run(settings: Settings, start: date, end: date) -> int:
+def command_run(settings: Settings, start: date, end: date, *, from_raw: bool = False) -> int:
     from pipelines.execute import run_pipeline
+    from pipelines.rebuild import rebuild
     from pipelines.report import print_summary
 
     home = writable_home(settings.home)
     try:
         with FileLock(home / ".adwh.lock", timeout=0):
-            summary = run_pipeline(settings, start, end)
+            summary = (rebuild if from_raw else run_pipeline)(settings, start, end)
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
     print_summary(summary)
@@ -141,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             start, end = resolve_range(settings, args.start, args.end)
             return command_run(settings, start, end)
+        if args.command == "rebuild":
+            if args.start > args.end:
+                raise UsageError(f"--start {args.start} is after --end {args.end}")
+            return command_run(settings, args.start, args.end, from_raw=True)
         if args.command == "demo":
             return command_demo(settings, args.days)
         if args.command == "check":

@@ -14,7 +14,7 @@ COLUMNS = ("rows", "partitions", "requests", "pages", "retries", "rate_limited",
 
 
 def print_summary(summary: RunSummary) -> None:
-    table = Table(title=f"adwh run {summary.start} .. {summary.end}")
+    table = Table(title=f"{summary.start} .. {summary.end}")
     table.add_column("table")
     for name in COLUMNS:
         table.add_column(name, justify="right")

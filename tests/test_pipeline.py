@@ -1,5 +1,8 @@
 """The slice end to end: `adwh run` on the sandbox, checked against the sandbox's own answers."""
 
+import shutil
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -141,3 +144,46 @@ def test_a_narrower_rerun_replaces_exactly_its_partitions(ran: Path):
 
 def test_run_sends_nothing_but_get(ran: Path, embedded):
     assert embedded.requests and {r.method for r in embedded.requests} == {"GET"}
+
+
+def test_rebuild_from_raw_is_identical_and_sends_no_request(ran: Path, embedded):
+    before = figures(ran)
+    with warehouse(ran) as con:
+        campaigns_before = con.sql("SELECT * FROM campaigns ORDER BY id").fetchall()
+    shutil.rmtree(ran / "lake")
+    (ran / "warehouse.duckdb").unlink()
+    embedded.requests.clear()
+    assert main(["rebuild", "--start", START, "--end", "2026-11-23"]) == 0
+    assert embedded.requests == []
+    assert figures(ran) == before
+    with warehouse(ran) as con:
+        assert con.sql("SELECT * FROM campaigns ORDER BY id").fetchall() == campaigns_before
+
+
+HOLDER = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+print(con.sql("SELECT count(*) FROM campaign_metrics").fetchall()[0][0], flush=True)
+sys.stdin.readline()
+print(con.sql("SELECT count(*) FROM campaign_metrics").fetchall()[0][0], flush=True)
+"""
+
+
+def test_an_analyst_holding_the_warehouse_open_does_not_block_the_run(ran: Path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ran / "warehouse.duckdb")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        seen = int(holder.stdout.readline())
+        assert main(["run", "--start", "2026-10-01", "--end", "2026-10-03"]) == 0
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert int(holder.stdout.readline()) == seen  # the old file, still whole
+    finally:
+        holder.kill()
+        holder.wait()
+    with warehouse(ran) as con:
+        assert con.sql("SELECT count(*) FROM campaign_metrics").fetchall()[0][0] == seen
