@@ -26,12 +26,22 @@ from warehouse.contracts import ContractError, validate
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
 from warehouse.schemas import Layout, TableSchema
+from warehouse.secrets import pseudonym_key
 
 WINDOW_DAYS = 31
 PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str, Page]]]
 
 
-def unchanged(frame: pl.DataFrame) -> pl.DataFrame:
+@dataclass(frozen=True)
+class Context:
+    """What shaping may depend on besides the rows: the run's reference date and the key of
+    the change log's pseudonyms. A rebuild from raw uses the fetch's own reference date."""
+
+    reference: date
+    pseudonym_key: bytes
+
+
+def unchanged(frame: pl.DataFrame, context: Context) -> pl.DataFrame:
     return frame
 
 
@@ -50,10 +60,10 @@ class Output:
     schema: TableSchema
     records: Callable[[Page], list[dict]] = page_rows
     constants: Callable[[Page], dict[str, object]] = no_constants
-    shape: Callable[[pl.DataFrame], pl.DataFrame] = unchanged
+    shape: Callable[[pl.DataFrame, Context], pl.DataFrame] = unchanged
 
     def frame(
-        self, page: Page, account_id: str, extracted_at: datetime, where: str
+        self, page: Page, account_id: str, extracted_at: datetime, where: str, context: Context
     ) -> pl.DataFrame:
         frame = records_to_frame(
             self.records(page),
@@ -63,7 +73,7 @@ class Output:
             where=where,
             constants=self.constants(page),
         )
-        return self.shape(frame).select(self.schema.column_names)
+        return self.shape(frame, context).select(self.schema.column_names)
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,9 @@ class Destination:
     @property
     def raw(self) -> RawStore:
         return RawStore(self.home / "raw")
+
+    def context(self, reference: date) -> Context:
+        return Context(reference, pseudonym_key(self.home))
 
 
 @dataclass
@@ -206,6 +219,7 @@ async def _land(
     pages: AsyncIterator[tuple[str, Page]],
     account_id: str,
     extracted_at: datetime,
+    context: Context,
     frames: dict[str, list[pl.DataFrame]],
     outcomes: Outcomes,
 ) -> None:
@@ -220,9 +234,16 @@ async def _land(
                 output.records(page), output.schema
             )
             frames[output.schema.name].append(
-                output.frame(page, account_id, extracted_at, f"{where}, page {number}")
+                output.frame(page, account_id, extracted_at, f"{where}, page {number}", context)
             )
-    dest.raw.finish(folder, {"extracted_at": extracted_at.isoformat(), "pages": number})
+    dest.raw.finish(
+        folder,
+        {
+            "extracted_at": extracted_at.isoformat(),
+            "pages": number,
+            "reference": context.reference.isoformat(),
+        },
+    )
 
 
 async def extract_source(
@@ -232,9 +253,11 @@ async def extract_source(
     start: date,
     end: date,
     extracted_at: datetime,
+    reference: date,
 ) -> Outcomes:
     """Fetch [start, end] (a dated source) or the snapshot of `start` (current state)."""
     outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
+    context = dest.context(reference)
     windows = month_windows(start, end) if source.dated else [(start, start)]
     for first, last in windows:
         frames: dict[str, list[pl.DataFrame]] = {o.schema.name: [] for o in source.outputs}
@@ -251,6 +274,7 @@ async def extract_source(
                 source.stream(session, account, first, last),
                 account.id,
                 extracted_at,
+                context,
                 frames,
                 outcomes,
             )
@@ -269,10 +293,13 @@ def _raw_frames(
     keep: list[date] | None,
 ) -> None:
     extracted_at = datetime.fromisoformat(manifest["extracted_at"]).astimezone(UTC)
+    context = dest.context(date.fromisoformat(manifest["reference"]))
     for number, (path, params, body) in enumerate(dest.raw.read(folder), start=1):
         page = Page(path, params, body)
         for output in source.outputs:
-            frame = output.frame(page, account, extracted_at, f"raw {folder}, page {number}")
+            frame = output.frame(
+                page, account, extracted_at, f"raw {folder}, page {number}", context
+            )
             if keep is not None:
                 frame = frame.filter(pl.col("date").is_in(keep))
             frames[output.schema.name].append(frame)

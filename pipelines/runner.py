@@ -48,7 +48,9 @@ def materialize_source(
         async with open_session(
             settings, max_in_flight=service.max_in_flight, preset=service.sandbox_preset
         ) as session:
-            outcomes = await extract_source(session, destination, source, start, end, extracted_at)
+            outcomes = await extract_source(
+                session, destination, source, start, end, extracted_at, settings.today
+            )
             return outcomes, session.client.stats, session.warnings
 
     outcomes, stats, warnings = asyncio.run(go())
