@@ -1,0 +1,137 @@
+"""Transforms keep the service's meaning: exact money, null vs zero, economics lag, pseudonyms."""
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from transforms.meaning import economics_status, pseudonym, pseudonymize_emails, safe_ratio
+from transforms.records import RecordError, records_to_frame
+from warehouse.schemas import CAMPAIGN_METRICS
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+CAMPAIGN = "0123456789abcdef01234567"
+
+
+def row(**overrides) -> dict:
+    base = {
+        "campaign": CAMPAIGN,
+        "date": "2026-10-01",
+        "currency": "USD",
+        "ad_product": "SP",
+        "impressions": 10,
+        "clicks": 1,
+        "orders": 0,
+        "units": 0,
+        "cost": "0.50",
+        "sales": "0.00",
+    }
+    return base | overrides
+
+
+def frame(*rows: dict) -> pl.DataFrame:
+    return records_to_frame(
+        list(rows), CAMPAIGN_METRICS, account_id="a" * 24, extracted_at=NOW, where="test"
+    )
+
+
+money = st.decimals(
+    min_value=Decimal("-99999999999999.9999"),
+    max_value=Decimal("99999999999999.9999"),
+    places=4,
+    allow_nan=False,
+    allow_infinity=False,
+)
+
+
+@given(st.lists(st.one_of(st.none(), money), min_size=1, max_size=20))
+def test_decimal_strings_land_exactly_and_null_stays_null(values):
+    rows = [row(cost=None if v is None else format(v, "f")) for v in values]
+    got = frame(*rows)["cost"].to_list()
+    assert got == values
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(0, 2**53)), min_size=1, max_size=20))
+def test_counts_keep_null_apart_from_zero(values):
+    got = frame(*[row(impressions=v) for v in values])["impressions"].to_list()
+    assert got == values
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("cost", "1.23456", "at most 4 fractional digits"),
+        ("cost", "1,000.00", "not an exact decimal"),
+        ("cost", 12.5, "expected a decimal string"),
+        ("clicks", True, "expected count"),
+        ("clicks", "7", "expected count"),
+        ("date", "2026-02-30", "not a valid date"),
+        ("campaign", None, "required field missing"),
+    ],
+)
+def test_bad_values_are_named_not_coerced(field, value, problem):
+    with pytest.raises(RecordError) as raised:
+        frame(row(**{field: value}))
+    message = str(raised.value)
+    assert f"campaign_metrics.{field}" in message and problem in message and "test" in message
+
+
+def test_a_jpy_amount_has_no_fraction_and_stays_whole():
+    got = frame(row(currency="JPY", cost="1234"))
+    assert got["cost"].to_list() == [Decimal("1234")]
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10), st.one_of(st.none(), st.integers(0, 5))),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_economics_status_follows_the_72_hour_rule(days_and_fees):
+    reference = date(2026, 11, 23)
+    rows = pl.DataFrame(
+        {
+            "date": [reference - timedelta(days=d) for d, _ in days_and_fees],
+            "net_sales": [f for _, f in days_and_fees],
+        }
+    )
+    status = economics_status(rows, reference)["economics_status"].to_list()
+    for (age, fee), got in zip(days_and_fees, status, strict=True):
+        expected = "available" if fee is not None else ("pending" if age < 3 else "missing")
+        assert got == expected
+
+
+@given(st.emails(), st.binary(min_size=16, max_size=32), st.binary(min_size=16, max_size=32))
+def test_pseudonyms_are_stable_keyed_and_hide_the_address(address, key, other_key):
+    first = pseudonym(address, key)
+    assert first == pseudonym(f" {address.lower()} ", key)  # the same person, the same value
+    assert "@" not in first and address not in first
+    if key != other_key:
+        assert pseudonym(address, other_key) != first
+
+
+def test_only_email_actors_are_pseudonymized():
+    actors = pl.DataFrame({"actor": ["ana.perez@example.com", "workflow:nightly", None]})
+    got = pseudonymize_emails(actors, "actor", b"k" * 32)["actor"].to_list()
+    assert got[0].startswith("person:") and got[1:] == ["workflow:nightly", None]
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 100), st.one_of(st.none(), st.integers(0, 100))),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_ratios_are_null_on_zero_or_missing_denominators(pairs):
+    data = pl.DataFrame(
+        {"n": [a for a, _ in pairs], "d": [b for _, b in pairs]},
+        schema={"n": pl.Int64, "d": pl.Int64},
+    )
+    got = data.select(safe_ratio(pl.col("n"), pl.col("d")).alias("r"))["r"].to_list()
+    for (n, d), value in zip(pairs, got, strict=True):
+        assert value == (None if not d else n / d)
