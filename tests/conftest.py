@@ -60,3 +60,31 @@ def direct(service: SandboxService, path: str, **params) -> httpx.Response:
         "GET", path, [(k, str(v)) for k, v in params.items()], {"authorization": "Bearer sandbox"}
     )
     return httpx.Response(status, json=body)
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[SandboxService, str]]:
+    """The sandbox over real HTTP on 127.0.0.1, accepting only SECRET as its key."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from pipelines.sandbox.app import SandboxApp
+
+    service = SandboxService("small", TODAY, key=SECRET)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(SandboxApp(service), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield service, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(5)
