@@ -81,12 +81,13 @@ def writable_home(home: Path) -> Path:
 
 def command_run(settings: Settings, start: date, end: date, *, from_raw: bool = False) -> int:
     from pipelines.execute import run_pipeline
+    from pipelines.progress import live
     from pipelines.rebuild import rebuild
     from pipelines.report import print_summary
 
     home = writable_home(settings.home)
     try:
-        with FileLock(home / ".adwh.lock", timeout=0):
+        with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
             summary = (rebuild if from_raw else run_pipeline)(settings, start, end)
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None

@@ -165,6 +165,22 @@ def publish_dated(
             f"{outside['date'][0]}, outside the requested window"
         )
         frame = frame.filter(pl.col("date").is_in(days))
+    good, good_days = _keeping_contract(schema, frame, days, outcome)
+    outcome.files += dest.lake.publish(schema, good, good_days)
+    outcome.rows += good.height
+    outcome.partitions += len(good_days)
+
+
+def _keeping_contract(
+    schema: TableSchema, frame: pl.DataFrame, days: list[date], outcome: TableOutcome
+) -> tuple[pl.DataFrame, list[date]]:
+    """The rows and days that keep the contract. The window is checked whole (one Pandera
+    call); only when it fails is it checked day by day, to hold back just the broken days."""
+    try:
+        validate(schema, frame, f"{days[0]}..{days[-1]}")
+        return frame, days
+    except ContractError:
+        pass
     by_day = {key[0]: part for key, part in frame.partition_by("date", as_dict=True).items()}
     good_days, good_frames = [], []
     for day in days:
@@ -176,10 +192,7 @@ def publish_dated(
             continue
         good_days.append(day)
         good_frames.append(part)
-    good = concat(schema, good_frames)
-    outcome.files += dest.lake.publish(schema, good, good_days)
-    outcome.rows += good.height
-    outcome.partitions += len(good_days)
+    return concat(schema, good_frames), good_days
 
 
 def publish_snapshot(

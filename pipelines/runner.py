@@ -6,11 +6,13 @@ extraction into Dagster metadata and one contract check result per table.
 
 import asyncio
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 
 import dagster as dg
 
 from pipelines.client.stats import RunStats
 from pipelines.extract import Outcomes, Source, extract_source
+from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
 
@@ -48,6 +50,7 @@ def materialize_source(
         async with open_session(
             settings, max_in_flight=service.max_in_flight, preset=service.sandbox_preset
         ) as session:
+            session.client.stats.on_page = partial(report, source.name)
             outcomes = await extract_source(
                 session, destination, source, start, end, extracted_at, settings.today
             )

@@ -1,6 +1,7 @@
 """Accounting of one run's traffic, surfaced as Dagster metadata and in the CLI summary."""
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -16,6 +17,13 @@ class RunStats:
     rate_limited: int = 0
     estimated_credits: int = 0
     started: float = field(default_factory=time.monotonic)
+    on_page: Callable[["RunStats"], None] | None = field(default=None, repr=False)
+
+    def page_received(self, rows: int) -> None:
+        self.pages += 1
+        self.rows += rows
+        if self.on_page is not None:
+            self.on_page(self)
 
     @property
     def elapsed(self) -> float:

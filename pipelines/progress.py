@@ -1,0 +1,52 @@
+"""Live progress of a CLI run: pages, rows and request rate per source.
+
+Assets run in the CLI's own process (in-process executor), so the CLI installs a sink here and
+the runner reports every page to it; under `dagster dev` no sink is installed and nothing prints.
+"""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from pipelines.client.stats import RunStats
+
+Sink = Callable[[str, RunStats], None]
+_sink: Sink | None = None
+
+
+def report(source: str, stats: RunStats) -> None:
+    if _sink is not None:
+        _sink(source, stats)
+
+
+@contextmanager
+def live(enabled: bool = True) -> Iterator[None]:
+    """Show one line per source while a run is going, on stderr."""
+    global _sink
+    if not enabled:
+        yield
+        return
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description:<28}"),
+        TextColumn("{task.fields[pages]:>7} pages"),
+        TextColumn("{task.fields[rows]:>9} rows"),
+        TextColumn("{task.fields[rate]:>7.1f} req/s"),
+        TimeElapsedColumn(),
+        transient=False,
+    )
+    tasks: dict[str, int] = {}
+
+    def sink(source: str, stats: RunStats) -> None:
+        if source not in tasks:
+            tasks[source] = progress.add_task(source, total=None, pages=0, rows=0, rate=0.0)
+        rate = stats.requests / stats.elapsed if stats.elapsed else 0.0
+        progress.update(tasks[source], pages=stats.pages, rows=stats.rows, rate=rate)
+
+    _sink = sink
+    try:
+        with progress:
+            yield
+    finally:
+        _sink = None

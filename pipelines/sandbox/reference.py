@@ -1,0 +1,80 @@
+"""Reference data and value formats every part of the sandbox shares.
+
+Countries with their currencies, the integer day numbers the generators hash, timestamps in the
+spec's form and money as decimal strings. Kept apart from `world.py` so the entity builders can
+use them without importing the account they build for.
+"""
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from functools import lru_cache
+
+from pipelines.sandbox.hashing import make_id
+
+
+@dataclass(frozen=True)
+class Country:
+    code: str
+    name: str
+    currency: str
+    marketplace_id: str
+    language: str
+
+    @property
+    def id(self) -> str:
+        return make_id("country", self.code)
+
+    @property
+    def exponent(self) -> int:
+        """Digits after the decimal point in this currency's amounts (JPY has none)."""
+        return 0 if self.currency == "JPY" else 2
+
+
+COUNTRIES = (
+    Country("US", "United States", "USD", "ATVPDKIKX0DER", "en"),
+    Country("DE", "Germany", "EUR", "A1PA6795UKMFR9", "de"),
+    Country("GB", "United Kingdom", "GBP", "A1F83G8C2ARO7P", "en"),
+    Country("JP", "Japan", "JPY", "A1VC38T7YXB528", "ja"),
+)
+COUNTRY_BY_ID = {c.id: c for c in COUNTRIES}
+_EPOCH = date(1970, 1, 1)
+
+
+def ordinal(day: date) -> int:
+    """Days since the Unix epoch: the integer the metrics generator hashes."""
+    return (day - _EPOCH).days
+
+
+def from_ordinal(days: int) -> date:
+    return _EPOCH + timedelta(days=int(days))
+
+
+def timestamp(day: date, seconds: int = 0) -> str:
+    moment = datetime.combine(day, time()) + timedelta(seconds=seconds % 86_400)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@lru_cache(maxsize=4096)
+def _day_text(days: int) -> str:
+    return from_ordinal(days).isoformat()
+
+
+def stamp(days: int, seconds: int) -> str:
+    """`timestamp` for an ordinal day, fast enough for tens of thousands of records."""
+    seconds = int(seconds) % 86_400
+    hours, rest = divmod(seconds, 3600)
+    return f"{_day_text(int(days))}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}Z"
+
+
+def money(minor_units: int, exponent: int) -> str:
+    """Minor units to the spec's decimal string ("12.30", or "1230" for JPY)."""
+    if exponent == 0:
+        return str(minor_units)
+    sign = "-" if minor_units < 0 else ""
+    whole, frac = divmod(abs(minor_units), 10**exponent)
+    return f"{sign}{whole}.{frac:0{exponent}d}"
+
+
+def amount(minor_units: int, exponent: int) -> int | float:
+    """Minor units to a JSON number, for the fields the spec sends as numbers (bids)."""
+    return int(minor_units) if exponent == 0 else round(int(minor_units) / 10**exponent, exponent)
