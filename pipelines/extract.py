@@ -21,7 +21,7 @@ import polars as pl
 from pipelines.client.accounts import AccountRef
 from pipelines.client.paging import Page
 from pipelines.session import Session
-from transforms.records import records_to_frame, unknown_fields
+from transforms.records import RecordError, records_to_frame, unknown_fields
 from warehouse.contracts import ContractError, validate
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
@@ -119,6 +119,16 @@ class TableOutcome:
     files: int = 0
     unknown_fields: set[str] = field(default_factory=set)
     held_back: list[str] = field(default_factory=list)
+    held_days: set[date] = field(default_factory=set)  # partitions with a bad value
+    held_all: bool = False  # a bad value whose partition cannot be told
+
+    def hold(self, day: date | None, message: str) -> None:
+        """Keep a partition's previous state: something in it cannot be published."""
+        self.held_back.append(message if day is None else f"{message} [partition {day}]")
+        if day is None:
+            self.held_all = True
+        else:
+            self.held_days.add(day)
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -158,6 +168,12 @@ def publish_dated(
     outcome: TableOutcome,
 ) -> None:
     """Publish the partitions of `days` that keep their contract; hold back the others."""
+    if outcome.held_all:
+        return
+    frame = frame.filter(~pl.col("date").is_in(list(outcome.held_days)))
+    days = [day for day in days if day not in outcome.held_days]
+    if not days:
+        return
     outside = frame.filter(~pl.col("date").is_in(days))
     if len(outside):
         outcome.held_back.append(
@@ -198,6 +214,8 @@ def _keeping_contract(
 def publish_snapshot(
     dest: Destination, schema: TableSchema, frame: pl.DataFrame, day: date, outcome: TableOutcome
 ) -> None:
+    if outcome.held_all or outcome.held_days:
+        return
     try:
         validate(schema, frame, f"snapshot {day}")
     except ContractError as error:
@@ -225,6 +243,42 @@ def _publish(
 
 
 # ---------------------------------------------------------------------------- from the service
+def _row_day(output: Output, record: dict, page: Page) -> date | None:
+    """The partition a record belongs to, read as plainly as possible (it failed typing)."""
+    for value in (record.get("date"), output.constants(page).get("date")):
+        try:
+            return date.fromisoformat(str(value)[:10])
+        except ValueError:
+            continue
+    return None
+
+
+def _typed(
+    output: Output,
+    page: Page,
+    account_id: str,
+    extracted_at: datetime,
+    where: str,
+    context: Context,
+    outcome: TableOutcome,
+) -> pl.DataFrame:
+    """A page's typed frame; when a value is bad, the rows of its partition are held back and
+    the page's other rows still go through (the raw page is kept whole)."""
+    try:
+        return output.frame(page, account_id, extracted_at, where, context)
+    except RecordError:
+        pass
+    good = []
+    for record in output.records(page):
+        single = Page(page.path, page.params, {**page.body, "data": [record]})
+        single_output = Output(output.schema, page_rows, output.constants, output.shape)
+        try:
+            good.append(single_output.frame(single, account_id, extracted_at, where, context))
+        except RecordError as error:
+            outcome.hold(_row_day(output, record, page), str(error))
+    return concat(output.schema, good)
+
+
 async def _land(
     dest: Destination,
     source: Source,
@@ -247,7 +301,15 @@ async def _land(
                 output.records(page), output.schema
             )
             frames[output.schema.name].append(
-                output.frame(page, account_id, extracted_at, f"{where}, page {number}", context)
+                _typed(
+                    output,
+                    page,
+                    account_id,
+                    extracted_at,
+                    f"{where}, page {number}",
+                    context,
+                    outcomes[output.schema.name],
+                )
             )
     dest.raw.finish(
         folder,

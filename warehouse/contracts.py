@@ -51,14 +51,20 @@ def validate(schema: TableSchema, frame: pl.DataFrame, partition: str) -> None:
     try:
         contract(schema).validate(frame, lazy=True)
     except pa.errors.SchemaErrors as errors:
-        cases = errors.failure_cases
-        lines = []
-        for row in cases.head(5).iter_rows(named=True):
-            lines.append(
-                f"column {row.get('column')}: {row.get('check')} failed for "
-                f"{row.get('failure_case')!r}"
-            )
-        more = f" (+{len(cases) - 5} more)" if len(cases) > 5 else ""
+        problems: dict[tuple[str, str], tuple[object, int]] = {}
+        for case in errors.failure_cases.iter_rows(named=True):
+            key = (str(case.get("column")), str(case.get("check")))
+            first, count = problems.get(key, (case.get("failure_case"), 0))
+            problems[key] = (first, count + 1)
+        described = [
+            f"column {column}: {check} failed {count}x, e.g. {_short(value)}"
+            for (column, check), (value, count) in problems.items()
+        ]
         raise ContractError(
-            f"{schema.name} partition {partition} broke its contract: " + "; ".join(lines) + more
+            f"{schema.name} partition {partition} broke its contract: " + "; ".join(described)
         ) from None
+
+
+def _short(value: object, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
