@@ -26,6 +26,10 @@ format: $(BIN)/adwh
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+bench: $(BIN)/adwh
+	$(UV) sync --frozen --python $(PYTHON) --group bench
+	$(BIN)/python -m bench
+
 dagster: $(BIN)/adwh
 	$(BIN)/dagster dev
 

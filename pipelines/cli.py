@@ -35,6 +35,7 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="materialize every asset for a date range")
     run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
     run.add_argument("--end", type=_date, help="last date (YYYY-MM-DD), inclusive")
+    run.add_argument("--tables", default="", help="comma-separated tables (default: all)")
     rebuild = commands.add_parser("rebuild", help="re-derive lake and warehouse from raw pages")
     rebuild.add_argument("--start", type=_date, required=True)
     rebuild.add_argument("--end", type=_date, required=True)
@@ -79,16 +80,30 @@ def writable_home(home: Path) -> Path:
     return home
 
 
-def command_run(settings: Settings, start: date, end: date, *, from_raw: bool = False) -> int:
-    from pipelines.execute import run_pipeline
+def command_run(
+    settings: Settings,
+    start: date,
+    end: date,
+    *,
+    from_raw: bool = False,
+    tables: tuple[str, ...] = (),
+) -> int:
+    from pipelines.execute import run_pipeline, selection
     from pipelines.progress import live
     from pipelines.rebuild import rebuild
     from pipelines.report import print_summary
 
+    try:
+        selection(tables)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     home = writable_home(settings.home)
     try:
         with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
-            summary = (rebuild if from_raw else run_pipeline)(settings, start, end)
+            if from_raw:
+                summary = rebuild(settings, start, end)
+            else:
+                summary = run_pipeline(settings, start, end, tables)
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
     print_summary(summary)
@@ -145,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings()
         if args.command == "run":
             start, end = resolve_range(settings, args.start, args.end)
-            return command_run(settings, start, end)
+            tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
+            return command_run(settings, start, end, tables=tables)
         if args.command == "rebuild":
             if args.start > args.end:
                 raise UsageError(f"--start {args.start} is after --end {args.end}")

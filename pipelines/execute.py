@@ -15,6 +15,7 @@ from pipelines.extract import Destination
 from pipelines.instance import cli_instance
 from pipelines.partitions import range_tags
 from pipelines.settings import Settings
+from pipelines.sources import SOURCES
 
 # The console gets only our one-line summary; Dagster's full event log stays in the instance.
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -66,7 +67,21 @@ def _collect(result: dg.ExecuteInProcessResult, summary: RunSummary) -> None:
                 return
 
 
-def run_pipeline(settings: Settings, start: date, end: date) -> RunSummary:
+def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
+    """The assets that produce `tables` (whole sources), plus the warehouse; None for all."""
+    if not tables:
+        return None
+    known = {o.schema.name: s for s in SOURCES for o in s.outputs}
+    unknown = sorted(set(tables) - set(known))
+    if unknown:
+        raise ValueError(f"unknown tables: {', '.join(unknown)}; known: {', '.join(known)}")
+    names = {o.schema.name for t in tables for o in known[t].outputs}
+    return [dg.AssetKey(name) for name in sorted(names)] + [dg.AssetKey("warehouse_duckdb")]
+
+
+def run_pipeline(
+    settings: Settings, start: date, end: date, tables: tuple[str, ...] = ()
+) -> RunSummary:
     destination = Destination(settings.home)
     destination.lake.clean_staging()
     summary = RunSummary(start, end)
@@ -77,6 +92,7 @@ def run_pipeline(settings: Settings, start: date, end: date) -> RunSummary:
             run_config=QUIET,
             tags={"adwh/command": "run", **range_tags(start, end)},
             raise_on_error=False,
+            asset_selection=selection(tables),
         )
         _collect(result, summary)
     return summary

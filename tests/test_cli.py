@@ -47,3 +47,9 @@ def test_check_lists_accounts_and_scopes(home, embedded, capsys):
     assert main(["check"]) == 0
     out = capsys.readouterr().out
     assert embedded.main_account.id in out and "campaigns:read" in out
+
+
+def test_unknown_table_is_refused(home, capsys):
+    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02", "--tables", "nope"]) == 2
+    assert "unknown tables: nope" in capsys.readouterr().err
+    assert not home.exists()

@@ -1,0 +1,276 @@
+"""`make bench`: serve the sandbox over HTTP and measure, per preset, in one run:
+
+- the floor: the pages our run fetched, fetched again with the same concurrency, bodies dropped;
+- ads-warehouse: full extractions of 30, 90 and 365 days, and a daily incremental run;
+- dlt (rest_api → DuckDB, Parquet loader files) on the metrics endpoints, beside our run
+  restricted to the same tables, for a like-for-like ratio;
+- DuckDB: each README example query over the warehouse of the longest window.
+
+Writes bench/RESULTS.md. Environment: BENCH_PRESETS (default "medium,large"), BENCH_DAYS
+(default "30,90,365"), BENCH_CONCURRENCY (default 8).
+"""
+
+import contextlib
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+import httpx
+import psutil
+
+from bench.measure import Measured, measure
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = date(2026, 11, 23)
+KEY = "bench-key"
+# The metrics endpoints compared with dlt, with the daily window each accepts.
+PEER_RESOURCES = ("campaign-metrics:92", "target-metrics:31", "product-ad-metrics:92")
+PEER_TABLES = "campaign_metrics,target_metrics,product_ad_metrics"
+
+
+@dataclass
+class Server:
+    preset: str
+    process: subprocess.Popen
+    url: str
+    peak_rss_mib: float = 0.0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def watch(self) -> None:
+        proc = psutil.Process(self.process.pid)
+        while not self._stop.is_set():
+            try:
+                self.peak_rss_mib = max(self.peak_rss_mib, proc.memory_info().rss / 2**20)
+            except psutil.Error:
+                return
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve(preset: str) -> Server:
+    port = free_port()
+    env = {**os.environ, "ADWH_TODAY": REFERENCE.isoformat()}
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv/bin/adwh"),
+            "sandbox",
+            "serve",
+            "--preset",
+            preset,
+            "--port",
+            str(port),
+            "--key",
+            KEY,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    server = Server(preset, process, url)
+    threading.Thread(target=server.watch, daemon=True).start()
+    return server
+
+
+def pipeline_env(server: Server, home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "ADS_API_BASE_URL": server.url,
+        "ADS_API_KEY": KEY,
+        "ADWH_TODAY": REFERENCE.isoformat(),
+        "ADWH_HOME": str(home),
+    }
+
+
+def counts(home: Path) -> tuple[int, int]:
+    """(rows in the warehouse's tables, pages landed in raw)."""
+    pages = sum(1 for _ in (home / "raw").rglob("page-*.json.gz"))
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        tables = [
+            r[0]
+            for r in con.sql(
+                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+            ).fetchall()
+        ]
+        rows = sum(con.sql(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables)
+    return rows, pages
+
+
+def with_counts(m: Measured, rows: int, requests: int) -> Measured:
+    return Measured(m.label, m.wall_s, m.cpu_s, m.peak_rss_mib, m.returncode, rows, requests)
+
+
+def run_ours(server: Server, home: Path, days: int, tables: str = "") -> Measured:
+    end = REFERENCE - timedelta(days=1)
+    argv = [
+        str(ROOT / ".venv/bin/adwh"),
+        "run",
+        "--start",
+        (end - timedelta(days=days - 1)).isoformat(),
+        "--end",
+        end.isoformat(),
+    ]
+    if tables:
+        argv += ["--tables", tables]
+    label = f"ads-warehouse {days}d" + (" (metrics only)" if tables else "")
+    m = measure(label, argv, pipeline_env(server, home))
+    rows, pages = counts(home)
+    return with_counts(m, rows, pages)
+
+
+def run_floor(server: Server, home: Path, days: int, concurrency: int) -> Measured:
+    m = measure(
+        f"floor {days}d",
+        [sys.executable, "-m", "bench.floor", str(home / "raw"), server.url, KEY, str(concurrency)],
+        {**os.environ},
+        cwd=str(ROOT),
+    )
+    _, pages = counts(home)
+    return with_counts(m, 0, pages)
+
+
+def run_peer(server: Server, work: Path, days: int, concurrency: int) -> Measured:
+    end = REFERENCE - timedelta(days=1)
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.peer_dlt",
+        server.url,
+        KEY,
+        (end - timedelta(days=days - 1)).isoformat(),
+        end.isoformat(),
+        str(work),
+        str(concurrency),
+        *PEER_RESOURCES,
+    ]
+    m = measure(f"dlt {days}d (metrics only)", argv, {**os.environ}, cwd=str(ROOT))
+    rows = 0
+    peer = work / "peer.duckdb"
+    if peer.exists():
+        with duckdb.connect(str(peer), read_only=True) as con:
+            for table in PEER_TABLES.split(","):
+                with contextlib.suppress(duckdb.Error):  # a table dlt did not create
+                    rows += con.sql(f"SELECT count(*) FROM peer.{table}").fetchall()[0][0]
+    return with_counts(m, rows, 0)
+
+
+def example_queries() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return [q.strip() for q in re.findall(r"```sql\n(.*?)```", text, flags=re.S) if "mart_" in q]
+
+
+def time_queries(home: Path) -> list[tuple[str, float]]:
+    out = []
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        for query in example_queries():
+            for statement in [s for s in query.split(";") if s.strip()]:
+                timings = []
+                for _ in range(3):
+                    started = time.perf_counter()
+                    con.sql(statement).fetchall()
+                    timings.append(time.perf_counter() - started)
+                name = re.search(r"mart_\w+", statement)
+                out.append((name.group(0) if name else statement[:40], sorted(timings)[1]))
+    return out
+
+
+def row(m: Measured, floor: Measured | None = None, peer: Measured | None = None) -> str:
+    ratio_floor = f"{m.wall_s / floor.wall_s:.2f}" if floor and floor.wall_s else ""
+    ratio_peer = f"{peer.wall_s / m.wall_s:.2f}x faster" if peer and m.wall_s else ""
+    return (
+        f"| {m.label} | {m.wall_s:.1f} | {m.cpu_s:.1f} | {m.peak_rss_mib:.0f} | "
+        f"{m.rows:,} | {m.rows_per_s:,.0f} | {m.requests:,} | {m.requests_per_s:,.1f} | "
+        f"{ratio_floor} | {ratio_peer} |"
+    )
+
+
+def main() -> None:
+    presets = os.environ.get("BENCH_PRESETS", "medium,large").split(",")
+    windows = [int(d) for d in os.environ.get("BENCH_DAYS", "30,90,365").split(",")]
+    concurrency = int(os.environ.get("BENCH_CONCURRENCY", "8"))
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Produced by `make bench` (`python -m bench`) on {date.today()}: "
+        f"{platform.platform()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB.",
+        f"Sandbox served over HTTP on 127.0.0.1 (reference date {REFERENCE}); concurrency "
+        f"{concurrency} for every fetcher. Wall and CPU in seconds, peak RSS in MiB "
+        "(the measured process and its children).",
+        "",
+    ]
+    for preset in presets:
+        server = serve(preset)
+        work = Path(tempfile.mkdtemp(prefix=f"adwh-bench-{preset}-"))
+        try:
+            lines += [
+                f"## Preset `{preset}`",
+                "",
+                "| run | wall | cpu | peak RSS | rows | rows/s | requests | req/s | "
+                "ours / floor | vs dlt |",
+                "|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            longest = None
+            for days in windows:
+                home = work / f"ours-{days}"
+                ours = run_ours(server, home, days)
+                floor = run_floor(server, home, days, concurrency)
+                lines += [row(ours, floor), row(floor)]
+                longest = home
+                print(
+                    f"[bench] {preset} {days}d: ours {ours.wall_s:.1f}s floor {floor.wall_s:.1f}s",
+                    flush=True,
+                )
+            if longest is not None:
+                daily = measure(
+                    "ads-warehouse daily run",
+                    [str(ROOT / ".venv/bin/adwh"), "run"],
+                    pipeline_env(server, longest),
+                )
+                lines.append(row(daily))
+            peer_days = windows[0]
+            restricted = run_ours(server, work / "ours-restricted", peer_days, PEER_TABLES)
+            peer = run_peer(server, work / "peer", peer_days, concurrency)
+            lines += [row(restricted, peer=peer), row(peer)]
+            lines += ["", f"Sandbox server peak RSS: {server.peak_rss_mib:.0f} MiB.", ""]
+            if longest is not None:
+                lines += ["| mart query (README example) | median of 3, ms |", "|---|---|"]
+                lines += [
+                    f"| {name} | {seconds * 1000:.1f} |" for name, seconds in time_queries(longest)
+                ]
+                lines.append("")
+        finally:
+            server.stop()
+            shutil.rmtree(work, ignore_errors=True)
+    (ROOT / "bench" / "RESULTS.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

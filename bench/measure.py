@@ -1,0 +1,44 @@
+"""Run a command as a child process and measure it: wall time, CPU time, peak resident memory."""
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Measured:
+    label: str
+    wall_s: float
+    cpu_s: float
+    peak_rss_mib: float
+    returncode: int
+    rows: int = 0
+    requests: int = 0
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.requests / self.wall_s if self.wall_s else 0.0
+
+
+def measure(
+    label: str, argv: list[str], env: dict[str, str], *, cwd: str | None = None
+) -> Measured:
+    """Run `argv` to completion; CPU and peak RSS come from the kernel's rusage of the child."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    stderr = child.stderr.read().decode(errors="replace") if child.stderr else ""
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        print(f"[bench] {label} failed ({child.returncode}): {stderr.strip()[-500:]}")
+    return Measured(
+        label, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode
+    )
