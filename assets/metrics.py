@@ -1,6 +1,6 @@
 """Daily performance facts, one asset per metrics resource, partitioned by day."""
 
 from assets.factory import source_asset
-from pipelines.sources import SOURCES
+from pipelines.sources import METRICS
 
-METRICS = [source_asset(s, "metrics") for s in SOURCES if s.name.endswith("_metrics")]
+METRICS_ASSETS = [source_asset(source, "metrics") for source in METRICS]

@@ -2,13 +2,21 @@
 
 import dagster as dg
 
-from assets.advertising import ADVERTISING
-from assets.metrics import METRICS
+from assets.advertising import ADVERTISING_ASSETS
+from assets.catalog import CATALOG_ASSETS
+from assets.history import HISTORY_ASSETS
+from assets.metrics import METRICS_ASSETS
 from assets.warehouse import warehouse_duckdb
 from pipelines.partitions import daily_range, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
-ALL_ASSETS = [*ADVERTISING, *METRICS, warehouse_duckdb]
+ALL_ASSETS = [
+    *CATALOG_ASSETS,
+    *ADVERTISING_ASSETS,
+    *METRICS_ASSETS,
+    *HISTORY_ASSETS,
+    warehouse_duckdb,
+]
 
 daily_job = dg.define_asset_job(
     "daily",

@@ -83,6 +83,7 @@ class Source:
     name: str
     stream: PageStream
     outputs: tuple[Output, ...]
+    retention_days: int | None = None  # how far back the service still answers
 
     @property
     def layout(self) -> Layout:
@@ -333,6 +334,16 @@ async def extract_source(
     """Fetch [start, end] (a dated source) or the snapshot of `start` (current state)."""
     outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
     context = dest.context(reference)
+    if source.retention_days is not None:
+        oldest = reference - timedelta(days=source.retention_days)
+        if start < oldest:
+            session.warnings.append(
+                f"{source.name}: the service keeps {source.retention_days} days; days before "
+                f"{oldest} were not asked for and keep what the warehouse already holds"
+            )
+            start = oldest
+    if start > end:
+        return outcomes
     windows = month_windows(start, end) if source.dated else [(start, start)]
     for first, last in windows:
         frames: dict[str, list[pl.DataFrame]] = {o.schema.name: [] for o in source.outputs}

@@ -3,6 +3,7 @@
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import date
 
 from pipelines.client.accounts import (
     AccountRef,
@@ -27,6 +28,7 @@ class Session:
     credential: Credential
     accounts: list[AccountRef]
     caps: WindowCaps
+    today: date
     warnings: list[str] = field(default_factory=list)
 
 
@@ -44,4 +46,4 @@ async def open_session(
     ) as client:
         credential = await describe_credential(client)
         accounts = await reachable_accounts(client, credential, settings.account_ids)
-        yield Session(client, credential, accounts, WindowCaps())
+        yield Session(client, credential, accounts, WindowCaps(), settings.today)

@@ -3,22 +3,115 @@
 This is the one list that assets, the CLI and `adwh rebuild` are generated from.
 """
 
-from pipelines.extract import Output, Source
-from pipelines.streams import cursor_list, daily_metrics
-from warehouse.schemas import CAMPAIGN_METRICS, CAMPAIGNS, TableSchema
+import polars as pl
+
+from pipelines.client.paging import Page
+from pipelines.extract import Context, Output, Source
+from pipelines.streams import cursor_list, daily_metrics, optimization_history
+from transforms.meaning import economics_status, pseudonymize_emails
+from warehouse import schemas as s
+
+HISTORY_RETENTION_DAYS = 90
+CHANGE_LOG_RETENTION_DAYS = 365
 
 
-def metrics(schema: TableSchema) -> Source:
-    return Source(schema.name, daily_metrics(schema.resource), (Output(schema),))
+def metrics(schema: s.TableSchema, output: Output | None = None) -> Source:
+    return Source(schema.name, daily_metrics(schema.resource), (output or Output(schema),))
 
 
-def listing(schema: TableSchema, params: dict | None = None) -> Source:
+def listing(schema: s.TableSchema, params: dict | None = None) -> Source:
     return Source(schema.name, cursor_list(f"/v1/{schema.resource}", params), (Output(schema),))
 
 
-SOURCES: tuple[Source, ...] = (
-    listing(CAMPAIGNS, {"expand[]": "optimizationConfig"}),
-    metrics(CAMPAIGN_METRICS),
+def with_economics_status(frame: pl.DataFrame, context: Context) -> pl.DataFrame:
+    return economics_status(frame, context.reference)
+
+
+def dated_by_change(frame: pl.DataFrame, context: Context) -> pl.DataFrame:
+    """The change log's partition is the day of `changed_at`; e-mail actors become pseudonyms."""
+    dated = frame.with_columns(pl.col("changed_at").dt.date().alias("date"))
+    return pseudonymize_emails(dated, "actor", context.pseudonym_key)
+
+
+def history_request(page: Page) -> dict[str, object]:
+    """The campaign (from the path) and the day (from the query) a history page answers."""
+    return {"campaign": page.path.split("/")[3], "date": page.params["start_date"]}
+
+
+def other_changes(page: Page) -> list[dict]:
+    rows = page.body.get("other_changes")
+    return rows if isinstance(rows, list) else []
+
+
+def cluster_products(page: Page) -> list[dict]:
+    return [
+        {"cluster": cluster["id"], "product": product}
+        for cluster in page.rows
+        for product in cluster.get("products") or []
+    ]
+
+
+def cluster_keywords(page: Page) -> list[dict]:
+    return [
+        {"cluster": cluster["id"], "polarity": polarity, **keyword}
+        for cluster in page.rows
+        for polarity, field in (("positive", "positiveKeywords"), ("negative", "negativeKeywords"))
+        for keyword in cluster.get(field) or []
+    ]
+
+
+CATALOG = (
+    listing(s.CONNECTIONS),
+    listing(s.COUNTRIES),
+    listing(s.BRANDS),
+    listing(s.PRODUCTS),
+    listing(s.SELLER_PRODUCTS, {"expand[]": "salesRanks"}),
+    listing(s.VENDOR_PRODUCTS, {"expand[]": ["salesRanks", "customerFeedback"]}),
+    listing(s.ADVERTISING_PRODUCTS),
+    Source(
+        "clusters",
+        cursor_list("/v1/clusters"),
+        (
+            Output(s.CLUSTERS),
+            Output(s.CLUSTER_PRODUCTS, records=cluster_products),
+            Output(s.CLUSTER_KEYWORDS, records=cluster_keywords),
+        ),
+    ),
 )
-SNAPSHOT_SOURCES = tuple(s for s in SOURCES if not s.dated)
-DATED_SOURCES = tuple(s for s in SOURCES if s.dated)
+ADVERTISING = (
+    listing(s.CAMPAIGNS, {"expand[]": "optimizationConfig"}),
+    listing(s.PORTFOLIOS),
+    listing(s.ADGROUPS),
+    listing(s.TARGETS),
+    listing(s.PRODUCT_ADS),
+    listing(s.SEARCH_TERMS),
+)
+METRICS = (
+    metrics(s.CAMPAIGN_METRICS),
+    metrics(s.ADGROUP_METRICS),
+    metrics(s.TARGET_METRICS),
+    metrics(s.PRODUCT_AD_METRICS),
+    metrics(s.SEARCH_TERM_METRICS),
+    metrics(
+        s.SELLER_PRODUCT_METRICS, Output(s.SELLER_PRODUCT_METRICS, shape=with_economics_status)
+    ),
+    metrics(s.VENDOR_PRODUCT_METRICS),
+)
+HISTORY = (
+    Source(
+        "optimization_history",
+        optimization_history(),
+        (
+            Output(s.OPTIMIZATION_HISTORY, constants=history_request),
+            Output(s.OPTIMIZATION_OTHER_CHANGES, records=other_changes, constants=history_request),
+        ),
+        retention_days=HISTORY_RETENTION_DAYS,
+    ),
+    Source(
+        "advertising_changes",
+        cursor_list("/v1/advertising-changes", dated=True),
+        (Output(s.ADVERTISING_CHANGES, shape=dated_by_change),),
+        retention_days=CHANGE_LOG_RETENTION_DAYS,
+    ),
+)
+SOURCES: tuple[Source, ...] = (*CATALOG, *ADVERTISING, *METRICS, *HISTORY)

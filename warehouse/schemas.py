@@ -70,7 +70,7 @@ class Column:
 
 def snake(name: str) -> str:
     """`adProduct` → `ad_product`, `optimizationConfig.objective.type` → `..._objective_type`."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name.replace(".", "_")).lower()
+    return re.sub(r"(?<=[a-z])([A-Z])", r"_\1", name.replace(".", "_")).lower()
 
 
 def field(
@@ -222,4 +222,551 @@ CAMPAIGN_METRICS = TableSchema(
     ),
 )
 
-TABLES: dict[str, TableSchema] = {t.name: t for t in (CAMPAIGNS, CAMPAIGN_METRICS)}
+
+def snapshot(
+    name: str,
+    resource: str,
+    description: str,
+    *columns: Column,
+    key: tuple[str, ...] = ("account_id", "id"),
+) -> TableSchema:
+    """A current-state table: one row per record of a cursor list."""
+    return TableSchema(
+        name, resource, Layout.SNAPSHOT, (ACCOUNT_ID, *columns, EXTRACTED_AT), key, description
+    )
+
+
+def daily_fact(
+    name: str,
+    resource: str,
+    description: str,
+    entity: tuple[Column, ...],
+    measures: tuple[Column, ...],
+    key: tuple[str, ...],
+) -> TableSchema:
+    """A daily fact: entity fields, the date and currency keys, the measures."""
+    return TableSchema(
+        name,
+        resource,
+        Layout.DAILY_FACT,
+        (ACCOUNT_ID, *entity, *_fact_keys(), *measures, EXTRACTED_AT),
+        key,
+        description,
+    )
+
+
+TIMESTAMPS = (field("createdAt", Kind.TIMESTAMP), field("updatedAt", Kind.TIMESTAMP))
+PLACE = (field("connection", Kind.ID), field("country", Kind.ID))
+
+CONNECTIONS = snapshot(
+    "connections",
+    "connections",
+    "Connections of the account (seller, vendor, advertising profiles, stores) as they are now.",
+    field("id", Kind.ID, required=True),
+    field("type", Kind.STRING),
+    field("name", Kind.STRING),
+    field("active", Kind.BOOL),
+    field("countries", Kind.STRINGS),
+    field("createdAt", Kind.TIMESTAMP),
+)
+COUNTRIES = snapshot(
+    "countries",
+    "countries",
+    "Marketplace countries: two-letter code, name, marketplace id.",
+    field("id", Kind.ID, required=True),
+    field("code", Kind.STRING),
+    field("name", Kind.STRING),
+    field("marketplaceId", Kind.STRING),
+)
+BRANDS = snapshot(
+    "brands",
+    "product-brands",
+    "Product brands of the account's catalog.",
+    field("id", Kind.ID, required=True),
+    field("name", Kind.STRING),
+)
+PRODUCTS = snapshot(
+    "products",
+    "products",
+    "Catalog products: identifiers (ASIN, SKU, EAN …), brand, place.",
+    field("id", Kind.ID, required=True),
+    field("asin", Kind.STRING),
+    field("sku", Kind.STRING),
+    field("title", Kind.STRING),
+    field("ean", Kind.STRING),
+    field("upc", Kind.STRING),
+    field("gtin", Kind.STRING),
+    field("platform", Kind.STRING),
+    field("type", Kind.STRING),
+    field("active", Kind.BOOL),
+    *PLACE,
+    field("brand", Kind.ID),
+    *TIMESTAMPS,
+)
+SELLER_PRODUCTS = snapshot(
+    "seller_products",
+    "marketplace-seller-products",
+    "Seller listings as the marketplace shows them; the named blobs (pricing, buy box, FBA "
+    "inventory …) are kept as JSON because their inner shape is not specified.",
+    field("id", Kind.ID, required=True),
+    field("asin", Kind.STRING),
+    field("sku", Kind.STRING),
+    field("title", Kind.STRING),
+    field("active", Kind.BOOL),
+    *PLACE,
+    field("brand", Kind.ID),
+    *(
+        field(blob, Kind.JSON)
+        for blob in (
+            "sellerCentralInfo",
+            "catalogPublicInfo",
+            "pricing",
+            "buyboxB2C",
+            "buyboxB2B",
+            "fbaInventory",
+            "aplusContent",
+            "competitivePriceSummary",
+            "fbaLocalStock",
+            "salesRanks",
+        )
+    ),
+    field("suppressed", Kind.BOOL),
+    field("amazonStatus", Kind.STRING),
+    field("publicParentSKU", Kind.STRING),
+    field("publicParentASIN", Kind.STRING),
+    field("publicIsParentASIN", Kind.BOOL),
+    field("backendParentSKU", Kind.STRING),
+    field("backendParentASIN", Kind.STRING),
+    field("backendIsParentASIN", Kind.BOOL),
+    *TIMESTAMPS,
+)
+VENDOR_PRODUCTS = snapshot(
+    "vendor_products",
+    "marketplace-vendor-products",
+    "Vendor listings; free-form blobs kept as JSON.",
+    field("id", Kind.ID, required=True),
+    field("asin", Kind.STRING),
+    field("sku", Kind.STRING),
+    field("title", Kind.STRING),
+    field("active", Kind.BOOL),
+    *PLACE,
+    field("brand", Kind.ID),
+    *(
+        field(blob, Kind.JSON)
+        for blob in (
+            "vendorCentralInfo",
+            "catalogPublicInfo",
+            "aplusContent",
+            "inventory",
+            "salesRanks",
+            "customerFeedback",
+        )
+    ),
+    *TIMESTAMPS,
+)
+ADVERTISING_PRODUCTS = snapshot(
+    "advertising_products",
+    "marketplace-advertising-products",
+    "Products as the advertising console sees them: availability, eligibility, basis price.",
+    field("id", Kind.ID, required=True),
+    field("asin", Kind.STRING),
+    field("sku", Kind.STRING),
+    field("title", Kind.STRING),
+    field("active", Kind.BOOL),
+    *PLACE,
+    field("brand", Kind.ID),
+    field("availability", Kind.STRING),
+    field("eligibilityStatus", Kind.STRING),
+    field("ineligibilityCodes", Kind.STRINGS),
+    field("ineligibilityReasons", Kind.STRINGS),
+    field("basisPrice.amount", Kind.DECIMAL_NUMBER),
+    field("basisPrice.currency", Kind.STRING),
+    field("bestSellerRank", Kind.COUNT),
+    field("firstAvailabilityDate", Kind.TIMESTAMP),
+    field("categoryName", Kind.STRING),
+    field("brandName", Kind.STRING),
+    field("variationList", Kind.STRINGS),
+    *TIMESTAMPS,
+)
+PORTFOLIOS = snapshot(
+    "portfolios",
+    "portfolios",
+    "Portfolios: budget caps shared by campaigns, in the marketplace's currency.",
+    field("id", Kind.ID, required=True),
+    field("name", Kind.STRING),
+    field("state", Kind.STRING),
+    field("budget.policy", Kind.STRING),
+    field("budget.amount", Kind.DECIMAL_NUMBER),
+    field("budget.startDate", Kind.DATE),
+    field("budget.endDate", Kind.DATE),
+    field("createdAt", Kind.TIMESTAMP),
+)
+ADGROUPS = snapshot(
+    "adgroups",
+    "adgroups",
+    "Ad groups; `default_bid` is NULL for SB, which has none.",
+    field("id", Kind.ID, required=True),
+    field("adGroupId", Kind.STRING),
+    field("name", Kind.STRING),
+    field("campaign", Kind.ID),
+    field("adProduct", Kind.STRING, enum=AD_PRODUCTS),
+    *PLACE,
+    field("state", Kind.STRING, enum=STATES),
+    field("defaultBid", Kind.DECIMAL_NUMBER),
+    *TIMESTAMPS,
+)
+TARGETS = snapshot(
+    "targets",
+    "targets",
+    "Targets (keywords, products, categories, audiences …); negative targets have no bid.",
+    field("id", Kind.ID, required=True),
+    field("targetId", Kind.STRING),
+    field("adProduct", Kind.STRING, enum=AD_PRODUCTS),
+    field("campaign", Kind.ID),
+    field("adGroup", Kind.ID),
+    *PLACE,
+    field("state", Kind.STRING, enum=STATES),
+    field("targetType", Kind.STRING),
+    field("negative", Kind.BOOL),
+    field("keywordText", Kind.STRING),
+    field("matchType", Kind.STRING),
+    field("asin", Kind.STRING),
+    field("sku", Kind.STRING),
+    field("productMatchType", Kind.STRING),
+    field("category", Kind.STRING),
+    field("productBrand", Kind.STRING),
+    field("productPriceGreaterThan", Kind.NUMBER),
+    field("productPriceLessThan", Kind.NUMBER),
+    field("productRatingGreaterThan", Kind.NUMBER),
+    field("productRatingLessThan", Kind.NUMBER),
+    field("productAgeRange", Kind.STRING),
+    field("productPrimeShippingEligible", Kind.BOOL),
+    field("themeMatchType", Kind.STRING),
+    field("event", Kind.STRING),
+    field("lookback", Kind.COUNT),
+    field("audienceId", Kind.STRING),
+    field("contentCategoryId", Kind.STRING),
+    field("locationId", Kind.STRING),
+    field("expression", Kind.STRING),
+    field("bid", Kind.DECIMAL_NUMBER),
+    *TIMESTAMPS,
+)
+PRODUCT_ADS = snapshot(
+    "product_ads",
+    "product-ads",
+    "Product ads (SP and SD; SB has none).",
+    field("id", Kind.ID, required=True),
+    field("adProduct", Kind.STRING, enum=("SP", "SD")),
+    field("adId", Kind.STRING),
+    *PLACE,
+    field("campaign", Kind.ID),
+    field("adGroup", Kind.ID),
+    field("product", Kind.ID),
+    field("asin", Kind.STRING),
+    field("sku", Kind.STRING),
+    field("state", Kind.STRING, enum=STATES),
+    field("adType", Kind.STRING),
+    field("deliveryStatus", Kind.STRING),
+    field("deliveryReasons", Kind.STRINGS),
+    *TIMESTAMPS,
+)
+SEARCH_TERMS = snapshot(
+    "search_terms",
+    "search-terms",
+    "Shopper search terms that triggered the account's ads.",
+    field("id", Kind.ID, required=True),
+    field("searchTerm", Kind.STRING),
+    field("adProduct", Kind.STRING, enum=AD_PRODUCTS),
+    field("campaign", Kind.ID),
+    field("adGroup", Kind.ID),
+    field("target", Kind.ID),
+    *PLACE,
+    field("targetType", Kind.STRING),
+    field("matchType", Kind.STRING),
+    field("createdAt", Kind.TIMESTAMP),
+)
+CLUSTERS = snapshot(
+    "clusters",
+    "clusters",
+    "Keyword clusters kept by the service: a named group of products with keywords.",
+    field("id", Kind.ID, required=True),
+    field("name", Kind.STRING),
+    *TIMESTAMPS,
+)
+CLUSTER_PRODUCTS = snapshot(
+    "cluster_products",
+    "clusters",
+    "One row per cluster and product. A product may sit in several clusters and counts in "
+    "full in each one's figures.",
+    field("cluster", Kind.ID, required=True),
+    field("product", Kind.ID, required=True),
+    key=("account_id", "cluster", "product"),
+)
+CLUSTER_KEYWORDS = snapshot(
+    "cluster_keywords",
+    "clusters",
+    "One row per cluster and keyword; `polarity` is positive or negative.",
+    field("cluster", Kind.ID, required=True),
+    field("polarity", Kind.STRING, enum=("positive", "negative"), required=True),
+    field("keyword", Kind.STRING, required=True),
+    field("language", Kind.STRING),
+    field("score", Kind.NUMBER),
+    field("purpose", Kind.STRING),
+    key=("account_id", "cluster", "polarity", "keyword"),
+)
+
+AD_PLACE = (field("connection", Kind.ID), field("country", Kind.ID))
+ADVERTISING_KEY = ("ad_product", "currency", "date")
+
+
+def advertising_fact(
+    name: str, resource: str, entity_key: str, description: str, *entity: Column
+) -> TableSchema:
+    return daily_fact(
+        name,
+        resource,
+        description,
+        (*entity, *AD_PLACE),
+        (field("ad_product", Kind.STRING, enum=AD_PRODUCTS, required=True), *ADVERTISING_MEASURES),
+        ("account_id", entity_key, *ADVERTISING_KEY),
+    )
+
+
+ADGROUP_METRICS = advertising_fact(
+    "adgroup_metrics",
+    "adgroup-metrics",
+    "ad_group",
+    "Daily advertising performance per ad group, currency and ad product.",
+    field("ad_group", Kind.ID, required=True),
+    field("campaign", Kind.ID),
+)
+TARGET_METRICS = advertising_fact(
+    "target_metrics",
+    "target-metrics",
+    "target",
+    "Daily advertising performance per target, currency and ad product.",
+    field("target", Kind.ID, required=True),
+    field("target_type", Kind.STRING),
+    field("match_type", Kind.STRING),
+    field("target_expression", Kind.STRING),
+    field("campaign", Kind.ID),
+    field("ad_group", Kind.ID),
+)
+PRODUCT_AD_METRICS = advertising_fact(
+    "product_ad_metrics",
+    "product-ad-metrics",
+    "product_ad",
+    "Daily advertising performance per product ad; `cluster` is one of the product's clusters.",
+    field("product_ad", Kind.ID, required=True),
+    field("product", Kind.ID),
+    field("asin", Kind.STRING),
+    field("campaign", Kind.ID),
+    field("ad_group", Kind.ID),
+    field("cluster", Kind.ID),
+    field("cluster_name", Kind.STRING),
+)
+SEARCH_TERM_METRICS = advertising_fact(
+    "search_term_metrics",
+    "search-term-metrics",
+    "search_term",
+    "Daily advertising performance per shopper search term, keyed as the service keys rows.",
+    field("search_term", Kind.ID, required=True),
+    field("search_term_text", Kind.STRING),
+    field("target", Kind.ID),
+    field("match_type", Kind.STRING),
+    field("campaign", Kind.ID),
+    field("ad_group", Kind.ID),
+)
+SELLER_PRODUCT_METRICS = daily_fact(
+    "seller_product_metrics",
+    "seller-product-metrics",
+    "Daily seller sales, traffic and economics per product. Traffic is NULL when the "
+    "marketplace did not report it; the economics block arrives 48-72 hours late: "
+    "`economics_status` says available, pending (may still arrive) or missing.",
+    (
+        field("product", Kind.ID),
+        field("asin", Kind.STRING, required=True),
+        field("sku", Kind.STRING),
+        field("connection", Kind.ID, required=True),
+        field("country", Kind.ID, required=True),
+        field("cluster", Kind.ID),
+        field("cluster_name", Kind.STRING),
+    ),
+    (
+        field("sales", Kind.MONEY),
+        field("units", Kind.COUNT),
+        field("orders", Kind.COUNT),
+        field("sessions", Kind.COUNT),
+        field("page_views", Kind.COUNT),
+        field("buy_box_percentage", Kind.RATIO),
+        field("conversion_rate", Kind.RATIO),
+        field("rank", Kind.COUNT),
+        *(
+            field(name, Kind.MONEY)
+            for name in (
+                "referral_fee",
+                "fba_fulfilment_fee",
+                "storage_fee",
+                "other_fees",
+                "amazon_fees",
+                "net_sales",
+                "margin_before_ads",
+                "refunded_sales",
+            )
+        ),
+        field("net_units", Kind.NUMBER),
+        field("refunded_units", Kind.COUNT),
+        Column("economics_status", Kind.STRING, (), ("available", "pending", "missing"), True),
+        field("stock", Kind.COUNT),
+        field("fulfillment_channel", Kind.STRING),
+        field("price", Kind.MONEY),
+        field("days_of_coverage", Kind.NUMBER),
+        field("b2b_sales", Kind.MONEY),
+        field("b2b_units", Kind.COUNT),
+        field("b2b_order_items", Kind.COUNT),
+        field("b2b_sessions", Kind.COUNT),
+        field("b2b_page_views", Kind.COUNT),
+        field("b2b_buy_box_percentage", Kind.RATIO),
+    ),
+    ("account_id", "asin", "sku", "connection", "country", "currency", "date"),
+)
+VENDOR_PRODUCT_METRICS = daily_fact(
+    "vendor_product_metrics",
+    "vendor-product-metrics",
+    "Daily vendor figures per product: ordered, shipped and net received (sourcing reports no "
+    "ordered figures); glance views are the traffic measure. There is no single sales field.",
+    (
+        field("product", Kind.ID),
+        field("asin", Kind.STRING, required=True),
+        field("program", Kind.STRING),
+        field("connection", Kind.ID, required=True),
+        field("country", Kind.ID, required=True),
+        field("cluster", Kind.ID),
+        field("cluster_name", Kind.STRING),
+    ),
+    (
+        field("ordered_revenue", Kind.MONEY),
+        field("ordered_units", Kind.COUNT),
+        field("shipped_revenue", Kind.MONEY),
+        field("shipped_cogs", Kind.MONEY),
+        field("shipped_units", Kind.COUNT),
+        field("net_received_revenue", Kind.MONEY),
+        field("net_received_units", Kind.NUMBER),
+        field("glance_views", Kind.COUNT),
+        field("rank", Kind.COUNT),
+        field("on_hand_sellable_units", Kind.COUNT),
+        field("open_order_sellable_units", Kind.COUNT),
+    ),
+    ("account_id", "asin", "connection", "country", "currency", "date"),
+)
+# The campaign and the day a history page was asked for: constants of the request.
+HISTORY_DAY = Column("date", Kind.DATE, (), required=True)
+HISTORY_CAMPAIGN = Column("campaign", Kind.ID, (), required=True)
+OPTIMIZATION_HISTORY = TableSchema(
+    "optimization_history",
+    "campaigns/{id}/optimization-history",
+    Layout.DATED,
+    (
+        ACCOUNT_ID,
+        HISTORY_CAMPAIGN,
+        HISTORY_DAY,
+        field("id", Kind.ID, required=True),
+        field("entity_type", Kind.STRING),
+        field("adgroup", Kind.ID),
+        field("first_bid", Kind.MONEY),
+        field("last_bid", Kind.MONEY),
+        field("net_change", Kind.MONEY),
+        field("direction", Kind.STRING),
+        field("change_count", Kind.COUNT),
+        field("first_change_at", Kind.TIMESTAMP),
+        field("last_change_at", Kind.TIMESTAMP),
+        field("last_reason", Kind.STRING),
+        field("last_scenario", Kind.STRING),
+        EXTRACTED_AT,
+    ),
+    ("account_id", "campaign", "id", "date"),
+    "The optimizer's bid changes per target and day, net of the day's moves (a bid raised then "
+    "capped back is `unchanged` with 2 changes). Kept for as long as you keep the warehouse; "
+    "the service forgets after 90 days.",
+)
+OPTIMIZATION_OTHER_CHANGES = TableSchema(
+    "optimization_other_changes",
+    "campaigns/{id}/optimization-history",
+    Layout.DATED,
+    (
+        ACCOUNT_ID,
+        HISTORY_CAMPAIGN,
+        HISTORY_DAY,
+        field("entity_type", Kind.STRING, required=True),
+        field("entity_id", Kind.ID, required=True),
+        field("change_type", Kind.STRING, required=True),
+        field("count", Kind.COUNT),
+        field("last_change_at", Kind.TIMESTAMP),
+        field("last_reason", Kind.STRING),
+        EXTRACTED_AT,
+    ),
+    ("account_id", "campaign", "entity_type", "entity_id", "change_type", "date"),
+    "The optimizer's non-bid changes per day: harvested keywords, negatives, placement "
+    "adjustments, blocked or quarantined targets.",
+)
+ADVERTISING_CHANGES = TableSchema(
+    "advertising_changes",
+    "advertising-changes",
+    Layout.DATED,
+    (
+        ACCOUNT_ID,
+        field("id", Kind.ID, required=True),
+        Column("date", Kind.DATE, (), required=True),
+        field("changed_at", Kind.TIMESTAMP, required=True),
+        field("entity_type", Kind.STRING),
+        field("entity_id", Kind.ID),
+        field("campaign", Kind.ID),
+        field("adgroup", Kind.ID),
+        *AD_PLACE,
+        field("field", Kind.STRING),
+        field("old_value", Kind.STRING),
+        field("new_value", Kind.STRING),
+        field("source", Kind.STRING),
+        field("actor", Kind.STRING),
+        field("result", Kind.STRING),
+        field("error", Kind.STRING),
+        field("correlation_id", Kind.STRING),
+        EXTRACTED_AT,
+    ),
+    ("account_id", "id"),
+    "Every change sent to the marketplace, applied or failed, whatever its origin; "
+    "`correlation_id` joins the optimizer's history. E-mail addresses in `actor` are stored as "
+    "keyed pseudonyms (`person:…`), never in clear.",
+)
+
+TABLES: dict[str, TableSchema] = {
+    t.name: t
+    for t in (
+        CONNECTIONS,
+        COUNTRIES,
+        BRANDS,
+        PRODUCTS,
+        SELLER_PRODUCTS,
+        VENDOR_PRODUCTS,
+        ADVERTISING_PRODUCTS,
+        CAMPAIGNS,
+        PORTFOLIOS,
+        ADGROUPS,
+        TARGETS,
+        PRODUCT_ADS,
+        SEARCH_TERMS,
+        CLUSTERS,
+        CLUSTER_PRODUCTS,
+        CLUSTER_KEYWORDS,
+        CAMPAIGN_METRICS,
+        ADGROUP_METRICS,
+        TARGET_METRICS,
+        PRODUCT_AD_METRICS,
+        SEARCH_TERM_METRICS,
+        SELLER_PRODUCT_METRICS,
+        VENDOR_PRODUCT_METRICS,
+        OPTIMIZATION_HISTORY,
+        OPTIMIZATION_OTHER_CHANGES,
+        ADVERTISING_CHANGES,
+    )
+}
