@@ -53,10 +53,10 @@ def parser() -> argparse.ArgumentParser:
 
 def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
     """The dates a run covers: as given, or the daily run's yesterday plus lookback."""
-    from pipelines.partitions import FIRST_PARTITION, daily_range
+    from pipelines.partitions import FIRST_PARTITION, daily_range, pending_economics_since
 
     if start is None and end is None:
-        return daily_range(settings.today)
+        return daily_range(settings.today, pending_economics_since(settings.home))
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:

@@ -7,7 +7,7 @@ from assets.catalog import CATALOG_ASSETS
 from assets.history import HISTORY_ASSETS
 from assets.metrics import METRICS_ASSETS
 from assets.warehouse import warehouse_duckdb
-from pipelines.partitions import daily_range, range_tags
+from pipelines.partitions import daily_range, pending_economics_since, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
 ALL_ASSETS = [
@@ -34,7 +34,8 @@ daily_job = dg.define_asset_job(
     "days that late data needs, in one run.",
 )
 def daily_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-    start, end = daily_range(context.scheduled_execution_time.date())
+    home = WarehouseResource().settings().home
+    start, end = daily_range(context.scheduled_execution_time.date(), pending_economics_since(home))
     return dg.RunRequest(run_key=f"daily-{end}", tags=range_tags(start, end))
 
 

@@ -1,8 +1,11 @@
 """Daily partitions, the daily run's range, and how backfills are cut into runs."""
 
 from datetime import date, timedelta
+from pathlib import Path
 
 import dagster as dg
+
+from warehouse.lake import Lake
 
 FIRST_PARTITION = "2024-01-01"
 # Seller economics arrive 48-72 hours late: the daily run re-fetches the trailing days that
@@ -18,11 +21,26 @@ RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
-def daily_range(today: date) -> tuple[date, date]:
-    """Yesterday plus the lookback days before it."""
+# How far back the daily run looks for economics still pending; older ones are `missing`.
+PENDING_HORIZON_DAYS = 31
+
+
+def daily_range(today: date, pending_since: date | None = None) -> tuple[date, date]:
+    """Yesterday plus the lookback days before it, reaching back further to the oldest day
+    whose seller economics are still pending (a skipped daily run must not strand them)."""
     yesterday = today - timedelta(days=1)
-    return yesterday - timedelta(days=LOOKBACK_DAYS - 1), yesterday
+    start = yesterday - timedelta(days=LOOKBACK_DAYS - 1)
+    horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
+    if pending_since is not None and horizon <= pending_since < start:
+        start = pending_since
+    return start, yesterday
 
 
 def range_tags(start: date, end: date) -> dict[str, str]:
     return {RANGE_START_TAG: start.isoformat(), RANGE_END_TAG: end.isoformat()}
+
+
+def pending_economics_since(home: Path) -> date | None:
+    """The oldest day whose seller economics the lake still holds as pending."""
+    lake = Lake(home / "lake", home / "staging")
+    return lake.earliest("seller_product_metrics", "economics_status = 'pending'")

@@ -50,11 +50,21 @@ def day_rows(home: Path) -> dict[str, int]:
 def test_a_bad_value_holds_back_only_its_partition(
     home, embedded, monkeypatch, capsys, mutate, fragment
 ):
-    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-05"]) == 0
+    assert (
+        main(
+            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
+        )
+        == 0
+    )
     before = day_rows(home)
     capsys.readouterr()
     corrupt(embedded, monkeypatch, mutate)
-    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-05"]) == 1
+    assert (
+        main(
+            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
+        )
+        == 1
+    )
     err = capsys.readouterr().err.strip()
     assert fragment in err and BAD_DAY in err and len(err.splitlines()) == 1
     assert day_rows(home) == before  # the held-back day keeps its previous state
@@ -66,7 +76,12 @@ def test_a_bad_value_holds_back_only_its_partition(
 
 def test_an_unknown_field_is_reported_not_fatal(home, embedded, monkeypatch, capsys):
     corrupt(embedded, monkeypatch, lambda r: r | {"brand_new_metric": 3})
-    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-05"]) == 0
+    assert (
+        main(
+            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
+        )
+        == 0
+    )
     assert BAD_DAY in day_rows(home)
 
 
@@ -80,5 +95,10 @@ def test_the_same_row_on_two_pages_is_refused(home, embedded, monkeypatch, capsy
         return status, body, extra
 
     monkeypatch.setattr(embedded, "handle", handle)
-    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-05"]) == 1
+    assert (
+        main(
+            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
+        )
+        == 1
+    )
     assert "uniqueness" in capsys.readouterr().err

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -70,6 +71,19 @@ class Lake:
         if staged.exists():
             staged.rename(target)
         shutil.rmtree(trash, ignore_errors=True)
+
+    def earliest(self, table: str, condition: str) -> date | None:
+        """The first date of `table` with a row meeting `condition` (SQL), or None."""
+        files = self.root / table
+        if not any(files.glob("date=*/**/*.parquet")):
+            return None
+        with duckdb.connect() as con:
+            found = con.sql(
+                f"SELECT min(date) FROM read_parquet('{files}/**/*.parquet', "
+                f"hive_partitioning = true, hive_types = {{'date': 'DATE'}}, "
+                f"union_by_name = true) WHERE {condition}"
+            ).fetchall()[0][0]
+        return found
 
     def clean_staging(self) -> None:
         """Remove what a crashed run left behind."""
