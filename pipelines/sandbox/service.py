@@ -1,29 +1,122 @@
 """The sandbox's request handling: auth, scopes, accounts, lists, metrics, faults, request log.
 
-Shapes the spec leaves "not shown" and how the sandbox fills them:
+Shapes the spec leaves "not shown" and how the sandbox fills them.
+
+Lists and errors
 - metrics lists use the cursor lists' envelope `{object: "list", data, has_more, total_count?}`;
-- rows of a metrics list are ordered by period (`order`, default `desc`), then by entity;
+- rows of a metrics list are ordered by period (`order`, default `desc`), then by entity, or with
+  `group_by` by group (cluster, connection, country, currency, ad product); `order_by` is
+  accepted but not applied;
 - window caps beyond the spec's (target metrics 93 total / 31 daily, history 90): search-term
   metrics as target metrics; every other metrics resource 366 days, or 92 with `daily`;
 - `include_total` on a cursor list answers `null` ("could not finish") above 20,000 records;
-- 403 bodies use `type: invalid_request_error` with `code` `missing_scope`, `account_required`
-  or `account_not_reachable`.
+- rate limiting is simulated only by the fault plan: 429 with `rate_limit_error`, and a
+  `Retry-After` header (seconds) on a share of them;
+- 403 bodies use `type: invalid_request_error` with `code` `missing_scope` (`param`: the
+  scope), `account_required` or `account_not_reachable`; 404 uses `resource_missing`; 400 uses
+  `parameter_invalid` (`param` names the parameter), `window_too_large` or
+  `too_many_cluster_memberships`.
+
+Records
+- portfolio: object "portfolio", id, name, state, budget {policy, amount (null for NO_CAP),
+  startDate, endDate (DATE_RANGE only)}, createdAt; list filters: `search` over name, `state`;
+- campaign `deliveryStatus` is DELIVERING or NOT_DELIVERING, `deliveryReasons` CAMPAIGN_PAUSED or
+  CAMPAIGN_ARCHIVED; objective `type` is ACOS, ROAS, IMPRESSIONS or ORDERS;
+- ad group: object "adgroup", id, adGroupId, name, campaign, adProduct, connection, country,
+  state, defaultBid (number, null for SB), createdAt, updatedAt. Filters campaign, adProduct,
+  connection, country, state; `search` over name;
+- target: object "target", id, targetId, adProduct, campaign, adGroup, connection, country,
+  state, targetType, negative, the definition fields of spec 2.5 (keywordText, matchType, asin,
+  productMatchType, category, themeMatchType, event, lookback, audienceId, contentCategoryId,
+  locationId; null where the type has none), expression (the definition, readable), bid (number;
+  null for negative targets; for targets under the optimizer, the bid after its last change),
+  createdAt, updatedAt. Filters campaign, adGroup, targetType, adProduct, connection, country,
+  state; `search` over keywordText and expression;
+- product ad: adType "PRODUCT_AD"; deliveryReasons name each level that stops it
+  (CAMPAIGN_PAUSED, AD_GROUP_ARCHIVED, AD_PAUSED …); sku is null for vendor products;
+- search term: object "search_term", id, searchTerm (what the shopper typed), adProduct (SP or
+  SB), campaign, adGroup, target, connection, country, targetType and matchType (the target's),
+  createdAt. Filters connection, country, campaign, adGroup, target; `search` over searchTerm;
+- seller listing blobs: sellerCentralInfo {listingId, status, fulfillmentChannel, quantity,
+  openDate}, catalogPublicInfo {title, brand, productType, bulletPoints, itemPackageQuantity},
+  pricing {listPrice, landedPrice, businessPrice}, buyboxB2C and buyboxB2B {isWinner, price,
+  offerCount} (B2B null without a business offer), fbaInventory {fulfillable, inbound, reserved,
+  unfulfillable} and fbaLocalStock {country code: units} (both null when merchant-fulfilled),
+  aplusContent {hasAplus, moduleCount}, competitivePriceSummary {lowestPrice, offerCount},
+  salesRanks [{category, rank}]; a price inside a blob is {amount: decimal string, currency};
+- vendor listing blobs: vendorCentralInfo {vendorCode, program, costPrice, status},
+  catalogPublicInfo {title, brand, productType}, aplusContent, inventory {sellableOnHand,
+  unsellableOnHand, openPurchaseOrderUnits}, customerFeedback {rating, reviewCount};
+- cluster: object "cluster", id, name, positiveKeywords and negativeKeywords ({keyword, language,
+  score 0-1, purpose: core, long_tail, competitor or brand; irrelevant or low_intent for
+  negatives}), products (catalog product ids), createdAt, updatedAt. List parameters: the
+  shared ones, `search` over name, `product` (the clusters holding that catalog product).
+
+Metrics rows
+- adgroup-metrics: object, ad_group, campaign, connection, country, the advertising measures,
+  currency, ad_product, date; filters campaign, ad_group (and connection, country, ad_product);
+- search-term-metrics: object, search_term (id), search_term_text, target, match_type, campaign,
+  ad_group, connection, country, then as adgroup-metrics; filters also target, search_term;
+- product-ad rows, seller rows and vendor rows carry their product's first cluster (the
+  lowest-numbered, first listed by /v1/clusters) as cluster and cluster_name;
+- seller rows carry fulfillment_channel (FBA or FBM); fees are positive amounts (costs);
+- vendor-product-metrics: object, product, asin, program (manufacturing or sourcing),
+  connection, country, cluster, cluster_name, currency, date, ordered_revenue and ordered_units
+  (null for sourcing), shipped_revenue, shipped_cogs, shipped_units, net_received_revenue,
+  net_received_units, glance_views and rank (null when unreported), on_hand_sellable_units and
+  open_order_sellable_units (the period's latest snapshot, null when unreported; grouped, summed
+  and shown only when `country` is a dimension, as seller stock);
+- grouped rows keep `object`; entity fields are null except the grouping dimensions (cluster
+  fills cluster and cluster_name); `group_by=account` adds no account field;
+- the 2000-membership check counts each distinct catalog product in scope once per cluster it
+  belongs to (among those of the `cluster` filter, when given); every row has a catalog product,
+  so no row is dropped as unmatched.
+
+Optimization history
+- a data row's `id` is the target's; `entity_type` is "target"; `direction` is raised, lowered
+  or unchanged only; `last_reason` and `last_scenario` come from `optimizer.REASONS`; rows are
+  ordered by last_change_at (`order`), then id; `total_count` is always present;
+- `other_changes` is not paged: one row per (entity, change_type), change_type one of
+  harvested_keyword and negative_keyword (on ad groups), placement_adjustment (on the campaign),
+  target_blocked and target_quarantined (on targets), ordered like the data rows;
+- window: no dates, the 90 days ending on the reference date; only end_date, the 90 days ending
+  then; only start_date, up to the reference date;
+- a campaign without configuration, or whose configuration opts out with no linked workflow,
+  has an empty history.
+
+Change log (/v1/advertising-changes)
+- row: object "advertising_change", id, changed_at, entity_type (campaign, adgroup, target,
+  product_ad), entity_id, campaign, adgroup (null for campaign changes), connection, country,
+  field (state, dailyBudget, name, defaultBid, bid, keyword, negativeKeyword,
+  placementTopOfSearch), old_value and new_value (strings: a state, a decimal amount, a name, a
+  keyword, a percent; null when there is none), source, actor, result, error (null when
+  applied), correlation_id (the nightly run's id on workflow rows, else null);
+- actor: `front`, the person's e-mail; `public-api`, `api_key:<prefix>`; `mcp`,
+  `oauth_token:<prefix>`; `system`, `system:<process>`; `workflow`, `workflow:<definition id>`;
+- newest first; unknown ids or field names match nothing; `entity_type`, `source` and `result`
+  must be known values (400 otherwise).
 """
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
 import numpy as np
 
+from pipelines.sandbox.catalog import seller_details, vendor_details
+from pipelines.sandbox.changes import FIELDS, SOURCES, ChangeLog
 from pipelines.sandbox.errors import ApiError, bad_param, not_found
 from pipelines.sandbox.faults import NO_FAULTS, FaultPlan
-from pipelines.sandbox.hashing import make_id, unit
-from pipelines.sandbox.metrics import Population, entity_rows
+from pipelines.sandbox.hashing import make_id
+from pipelines.sandbox.listing import cursor_page, filter_records, position_page, search_text
+from pipelines.sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, Window, metric_rows
+from pipelines.sandbox.optimizer import ENTITY_TYPES
 from pipelines.sandbox.params import Query
-from pipelines.sandbox.periods import GRANULARITIES
-from pipelines.sandbox.world import COUNTRIES, COUNTRY_BY_ID, PRESETS, Account, ordinal
+from pipelines.sandbox.periods import GRANULARITIES, periods
+from pipelines.sandbox.populations import BUILDERS, PRODUCT_RESOURCES
+from pipelines.sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
+from pipelines.sandbox.world import PRESETS, Account
 
 READ_SCOPES = frozenset(
     {
@@ -36,10 +129,26 @@ READ_SCOPES = frozenset(
         "platform:read",
     }
 )
-CURSOR_LIMIT = (1, 100, 20)
+CATALOG, CAMPAIGNS = "catalog:read", "campaigns:read"
+METRICS_SCOPES = {
+    "campaign-metrics": CAMPAIGNS,
+    "adgroup-metrics": CAMPAIGNS,
+    "target-metrics": CAMPAIGNS,
+    "product-ad-metrics": CAMPAIGNS,
+    "search-term-metrics": CAMPAIGNS,
+    "seller-product-metrics": CATALOG,
+    "vendor-product-metrics": CATALOG,
+}
+AD_PRODUCTS = ("SP", "SB", "SD")
+AD_PRODUCTS_OF = {"product-ad-metrics": ("SP", "SD")}  # SB has no product ads
 METRICS_LIMIT = (1, 1000, 100)
+HISTORY_LIMIT = (1, 500, 100)
+HISTORY_WINDOW_DAYS = 90
 MAX_OFFSET = 9007199254740991
-COUNT_GIVES_UP_ABOVE = 20_000
+CLUSTER_MEMBERSHIP_LIMIT = 2000
+ID = re.compile(r"^[a-f0-9]{24}$")
+ASIN = re.compile(r"^[A-Z0-9]{10}$")
+Detail = Callable[[Account, int, list[str]], dict]
 
 
 def window_cap(resource: str, granularity: str) -> int:
@@ -208,22 +317,62 @@ class SandboxService:
         def route(path: str, handler: Callable[..., dict], scope: str | None, scoped=True):
             return Route(re.compile(path), handler, scope, scoped)
 
+        def listing(path: str, attribute: str, scope: str, **options) -> list[Route]:
+            return [
+                route(path, self._list(attribute, **options), scope),
+                route(
+                    path + r"/(?P<id>[^/]+)", self._item(attribute, options.get("detail")), scope
+                ),
+            ]
+
+        products = ("title", "asin", "sku")
         return [
             route(r"/v1/me", self._me, None, scoped=False),
             route(r"/v1/accounts", self._accounts, "connections:read", scoped=False),
-            route(r"/v1/connections", self._list("connections"), "connections:read"),
-            route(r"/v1/connections/(?P<id>[^/]+)", self._item("connections"), "connections:read"),
-            route(r"/v1/countries", self._countries, "catalog:read"),
-            route(r"/v1/countries/(?P<id>[^/]+)", self._country, "catalog:read"),
-            route(r"/v1/product-brands", self._list("brands"), "catalog:read"),
-            route(r"/v1/product-brands/(?P<id>[^/]+)", self._item("brands"), "catalog:read"),
-            route(r"/v1/products", self._list("products"), "catalog:read"),
-            route(r"/v1/products/(?P<id>[^/]+)", self._item("products"), "catalog:read"),
-            route(r"/v1/portfolios", self._list("portfolios"), "campaigns:read"),
-            route(r"/v1/portfolios/(?P<id>[^/]+)", self._item("portfolios"), "campaigns:read"),
-            route(r"/v1/campaigns", self._campaigns, "campaigns:read"),
-            route(r"/v1/campaigns/(?P<id>[^/]+)", self._campaign, "campaigns:read"),
-            route(r"/v1/campaign-metrics", self._metrics("campaign-metrics"), "campaigns:read"),
+            *listing(r"/v1/connections", "connections", "connections:read"),
+            route(r"/v1/countries", self._countries, CATALOG),
+            route(r"/v1/countries/(?P<id>[^/]+)", self._country, CATALOG),
+            *listing(r"/v1/product-brands", "brands", CATALOG),
+            *listing(r"/v1/products", "products", CATALOG, search=products),
+            *listing(
+                r"/v1/marketplace-seller-products",
+                "seller_products",
+                CATALOG,
+                search=products,
+                detail=seller_details,
+            ),
+            *listing(
+                r"/v1/marketplace-vendor-products",
+                "vendor_products",
+                CATALOG,
+                search=products,
+                detail=vendor_details,
+            ),
+            *listing(
+                r"/v1/marketplace-advertising-products",
+                "advertising_products",
+                CATALOG,
+                search=products,
+            ),
+            route(r"/v1/clusters", self._clusters, CATALOG),
+            route(r"/v1/clusters/(?P<id>[^/]+)", self._item("clusters"), CATALOG),
+            *listing(r"/v1/portfolios", "portfolios", CAMPAIGNS),
+            route(r"/v1/campaigns", self._campaigns, CAMPAIGNS),
+            route(r"/v1/campaigns/(?P<id>[^/]+)", self._campaign, CAMPAIGNS),
+            route(
+                r"/v1/campaigns/(?P<id>[^/]+)/optimization-history",
+                self._optimization_history,
+                CAMPAIGNS,
+            ),
+            *listing(r"/v1/adgroups", "adgroups", CAMPAIGNS),
+            *listing(r"/v1/targets", "targets", CAMPAIGNS, search=("keywordText", "expression")),
+            *listing(r"/v1/product-ads", "product_ads", CAMPAIGNS, search=("asin", "sku")),
+            *listing(r"/v1/search-terms", "search_terms", CAMPAIGNS, search=("searchTerm",)),
+            route(r"/v1/advertising-changes", self._advertising_changes, CAMPAIGNS),
+            *(
+                route(f"/v1/{resource}", self._metrics(resource), METRICS_SCOPES[resource])
+                for resource in METRICS_SCOPES
+            ),
         ]
 
     # ------------------------------------------------------------------ credential, accounts
@@ -254,19 +403,33 @@ class SandboxService:
         return cursor_page(records, ctx.query)
 
     # ------------------------------------------------------------------ generic lists
-    def _list(self, attribute: str) -> Callable[[Context], dict]:
+    def _list(
+        self,
+        attribute: str,
+        search: tuple[str, ...] = ("name", "title"),
+        detail: Detail | None = None,
+    ) -> Callable[[Context], dict]:
         def handler(ctx: Context) -> dict:
             records = getattr(ctx.account, attribute)
-            return cursor_page(filter_records(records, ctx.query), ctx.query)
+            page = cursor_page(filter_records(records, ctx.query, search), ctx.query)
+            if detail is not None:
+                expand = ctx.query.all("expand")
+                page["data"] = [
+                    detail(ctx.account, ctx.account.locate(attribute, r["id"]), expand)
+                    for r in page["data"]
+                ]
+            return page
 
         return handler
 
-    def _item(self, attribute: str) -> Callable[[Context], dict]:
+    def _item(self, attribute: str, detail: Detail | None = None) -> Callable[[Context], dict]:
         def handler(ctx: Context) -> dict:
-            for record in getattr(ctx.account, attribute):
-                if record["id"] == ctx.params["id"]:
-                    return record
-            raise not_found(attribute.rstrip("s"))
+            position = ctx.account.locate(attribute, ctx.params["id"])
+            if position is None:
+                raise not_found(attribute.rstrip("s").replace("_", " "))
+            if detail is not None:
+                return detail(ctx.account, position, ctx.query.all("expand"))
+            return getattr(ctx.account, attribute)[position]
 
         return handler
 
@@ -283,56 +446,120 @@ class SandboxService:
             raise not_found("country")
         return country_record(country)
 
+    def _clusters(self, ctx: Context) -> dict:
+        """Clusters, by name (`search`) or holding a catalog product (`product`)."""
+        records = ctx.account.clusters
+        needle = search_text(ctx.query)
+        if needle is not None:
+            records = [r for r in records if needle in r["name"].lower()]
+        wanted = ctx.query.all("product")
+        if wanted:
+            records = [r for r in records if set(wanted) & set(r["products"])]
+        return cursor_page(records, ctx.query)
+
     # ------------------------------------------------------------------ campaigns
     def _campaigns(self, ctx: Context) -> dict:
         account = ctx.account
         records = filter_records(account.campaigns, ctx.query)
         page = cursor_page(records, ctx.query)
         if "optimizationConfig" in ctx.query.all("expand"):
-            index = {c["id"]: i for i, c in enumerate(account.campaigns)}
             page["data"] = [
-                {**r, "optimizationConfig": account.optimization_config(index[r["id"]])}
+                {
+                    **r,
+                    "optimizationConfig": account.optimization_config(
+                        account.locate("campaigns", r["id"])
+                    ),
+                }
                 for r in page["data"]
             ]
         return page
 
     def _campaign(self, ctx: Context) -> dict:
-        for i, record in enumerate(ctx.account.campaigns):
-            if record["id"] == ctx.params["id"]:
-                if "optimizationConfig" in ctx.query.all("expand"):
-                    return {**record, "optimizationConfig": ctx.account.optimization_config(i)}
-                return record
-        raise not_found("campaign")
+        position = ctx.account.locate("campaigns", ctx.params["id"])
+        if position is None:
+            raise not_found("campaign")
+        record = ctx.account.campaigns[position]
+        if "optimizationConfig" in ctx.query.all("expand"):
+            return {**record, "optimizationConfig": ctx.account.optimization_config(position)}
+        return record
+
+    def _optimization_history(self, ctx: Context) -> dict:
+        """Net effect per target of the optimizer's applied changes over a window (spec 2.7)."""
+        account, q = ctx.account, ctx.query
+        campaign = account.locate("campaigns", ctx.params["id"])
+        if campaign is None:
+            raise not_found("campaign")
+        start, end = history_window(q, self.reference)
+        low, high, default = HISTORY_LIMIT
+        limit = q.integer("limit", default, low, high)
+        offset = q.integer("offset", 0, 0, MAX_OFFSET)
+        descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
+        history = account.optimizer.history(account, campaign, ordinal(start), ordinal(end))
+        rows = sorted(
+            history.bids, key=lambda r: (r["last_change_at"], r["id"]), reverse=descending
+        )
+        others = sorted(
+            history.others,
+            key=lambda r: (r["last_change_at"], r["entity_id"], r["change_type"]),
+            reverse=descending,
+        )
+        directions = [r["direction"] for r in rows]
+        return {
+            "object": "list",
+            "data": rows[offset : offset + limit],
+            "has_more": offset + limit < len(rows),
+            "total_count": len(rows),
+            "other_changes": others,
+            "summary": {
+                "targets_touched": len(rows),
+                "bid_changes": sum(r["change_count"] for r in rows),
+                "raised": directions.count("raised"),
+                "lowered": directions.count("lowered"),
+                "unchanged": directions.count("unchanged"),
+                "other_changes": sum(r["count"] for r in others),
+                "window": {"start_date": str(start), "end_date": str(end)},
+            },
+        }
+
+    def _advertising_changes(self, ctx: Context) -> dict:
+        """The change log (spec 4.8), newest first, filtered and paged by cursor."""
+        account = ctx.account
+        log = account.change_log
+        positions = np.flatnonzero(change_mask(log, account, ctx.query))
+        chosen, has_more, total = position_page(positions, ctx.query, log.position_of)
+        page = {
+            "object": "list",
+            "data": [log.row(account, int(k)) for k in chosen],
+            "has_more": has_more,
+        }
+        if ctx.query.flag("include_total"):
+            page["total_count"] = total
+        return page
 
     # ------------------------------------------------------------------ metrics
     def _metrics(self, resource: str) -> Callable[[Context], dict]:
         def handler(ctx: Context) -> dict:
             q = ctx.query
-            start, end = q.day("start_date"), q.day("end_date")
-            if start > end:
-                raise bad_param("start_date", "start_date must not be after end_date.")
-            granularity = q.choice("granularity", GRANULARITIES, "total")
-            cap = window_cap(resource, granularity)
-            days = (end - start).days + 1
-            if days > cap:
-                raise ApiError(
-                    400,
-                    f"The window of {days} days exceeds the limit of {cap} days for "
-                    f"{resource} with granularity {granularity}.",
-                    code="window_too_large",
-                    param="end_date",
-                )
+            start, end, granularity = metrics_window(q, resource)
             low, high, default = METRICS_LIMIT
             limit = q.integer("limit", default, low, high)
             offset = q.integer("offset", 0, 0, MAX_OFFSET)
             descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
             pop = self._population(ctx.account.index, resource)
-            mask = population_mask(pop, q)
+            keep = cluster_filter(q, ctx.account)
+            candidates = np.flatnonzero(population_mask(pop, q, keep, ctx.account))
+            grouping = parse_grouping(q, resource, ctx.account, keep)
+            if grouping is not None and "cluster" in grouping.dims:
+                check_memberships(pop, candidates, grouping)
+            window = Window(
+                spans=list(periods(start, end, granularity)),
+                reference=self.reference,
+                descending=descending,
+                window_days=(end - start).days + 1 if granularity == "total" else None,
+            )
             rows: list[dict] = []
             total = 0
-            for count, render in entity_rows(
-                self.seed, pop, start, end, granularity, self.reference, mask, descending
-            ):
+            for count, render in metric_rows(self.seed, pop, window, candidates, grouping):
                 if len(rows) < limit and offset < total + count:
                     first = max(0, offset - total)
                     rows.extend(render(first, first + limit - len(rows)))
@@ -347,53 +574,186 @@ class SandboxService:
     def _population(self, account_index: int, resource: str) -> Population:
         key = (account_index, resource)
         if key not in self._populations:
-            self._populations[key] = build_population(self, self.accounts[account_index], resource)
+            self._populations[key] = BUILDERS[resource](self.accounts[account_index])
         return self._populations[key]
 
 
-def build_population(service: SandboxService, account: Account, resource: str) -> Population:
-    """The entities a metrics resource reports on, with their activity and size."""
-    if resource != "campaign-metrics":
-        raise not_found(resource)
-    campaigns = account.campaigns
-    activity = {"ENABLED": 0.85, "PAUSED": 0.12, "ARCHIVED": 0.04}
-    countries = [COUNTRY_BY_ID[c["country"]] for c in campaigns]
-    return Population(
-        resource=resource,
-        salt=1,
-        start=np.array([ordinal(date.fromisoformat(c["startDate"])) for c in campaigns]),
-        p_active=np.array([activity.get(c["state"], 0.1) for c in campaigns]),
-        scale=np.array([200 + 3000 * unit(service.seed, "scale", c["id"]) for c in campaigns]),
-        currency=np.array([c.currency for c in countries], dtype=object),
-        exponent=np.array([c.exponent for c in countries]),
-        ad_product=np.array([c["adProduct"] for c in campaigns], dtype=object),
-        connection=np.array([c["connection"] for c in campaigns], dtype=object),
-        country=np.array([c["country"] for c in campaigns], dtype=object),
-        entity_fields=lambda i: {
-            "object": "campaign_metrics",
-            "campaign": campaigns[i]["id"],
-            "connection": campaigns[i]["connection"],
-            "country": campaigns[i]["country"],
-        },
-    )
+# ---------------------------------------------------------------------- metrics requests
+def metrics_window(query: Query, resource: str) -> tuple[date, date, str]:
+    """start_date, end_date and granularity, with the window cap checked (400 naming it)."""
+    start, end = query.day("start_date"), query.day("end_date")
+    if start > end:
+        raise bad_param("start_date", "start_date must not be after end_date.")
+    granularity = query.choice("granularity", GRANULARITIES, "total")
+    cap = window_cap(resource, granularity)
+    days = (end - start).days + 1
+    if days > cap:
+        raise ApiError(
+            400,
+            f"The window of {days} days exceeds the limit of {cap} days for "
+            f"{resource} with granularity {granularity}.",
+            code="window_too_large",
+            param="end_date",
+        )
+    return start, end, granularity
 
 
-def population_mask(pop: Population, query: Query) -> np.ndarray:
-    """Entities kept by the `connection`, `country`, `ad_product` and entity filters."""
+def history_window(query: Query, reference: date) -> tuple[date, date]:
+    """The history's window: the last 90 days by default, never longer (400 naming it)."""
+    start, end = query.day("start_date", required=False), query.day("end_date", required=False)
+    span = timedelta(days=HISTORY_WINDOW_DAYS - 1)
+    if end is None:
+        end = reference
+    if start is None:
+        start = end - span
+    if start > end:
+        raise bad_param("start_date", "start_date must not be after end_date.")
+    days = (end - start).days + 1
+    if days > HISTORY_WINDOW_DAYS:
+        raise ApiError(
+            400,
+            f"The window of {days} days exceeds the limit of {HISTORY_WINDOW_DAYS} days for "
+            "optimization-history.",
+            code="window_too_large",
+            param="start_date",
+        )
+    return start, end
+
+
+def _check_values(query: Query, name: str, pattern: re.Pattern[str], what: str) -> list[str]:
+    values = query.all(name)
+    for value in values:
+        if not pattern.match(value):
+            raise bad_param(name, f"{name} must be {what}; got {value!r}.")
+    return values
+
+
+def cluster_filter(query: Query, account: Account) -> np.ndarray | None:
+    """Per cluster: kept by the `cluster` filter; None without it. Unknown ids keep nothing."""
+    wanted = _check_values(query, "cluster", ID, "an identifier (24 hex characters)")
+    if not wanted:
+        return None
+    return np.isin(np.array(account.cluster_index.ids, dtype=object), wanted)
+
+
+def population_mask(
+    pop: Population, query: Query, keep: np.ndarray | None, account: Account
+) -> np.ndarray:
+    """Entities kept by the resource's filters (connection, country, ad_product, campaign …)."""
+    allowed = AD_PRODUCTS_OF.get(pop.resource, AD_PRODUCTS)
     mask = np.ones(pop.size, dtype=bool)
-    for name, column in (
-        ("connection", pop.connection),
-        ("country", pop.country),
-        ("ad_product", pop.ad_product),
+    for name, column in pop.filters.items():
+        if name == "ad_product":
+            wanted = query.all(name)
+            for value in wanted:
+                if value not in allowed:
+                    raise bad_param(name, f"ad_product must be one of {', '.join(allowed)}.")
+        elif name == "asin":
+            wanted = _check_values(query, name, ASIN, "an ASIN (10 letters or digits)")
+        else:
+            wanted = _check_values(query, name, ID, "an identifier (24 hex characters)")
+        if wanted:
+            mask &= np.isin(column, wanted)
+    if keep is not None and pop.product is not None:
+        clusters = account.cluster_index
+        position, _ = clusters.memberships(pop.product, keep)
+        in_clusters = np.zeros(pop.size, dtype=bool)
+        in_clusters[position] = True
+        mask &= in_clusters
+    return mask
+
+
+def parse_grouping(
+    query: Query, resource: str, account: Account, keep: np.ndarray | None
+) -> Grouping | None:
+    """`group_by` (spec 4.2): `account` alone, or any of connection, country and cluster."""
+    dims = set(query.all("group_by"))
+    if not dims:
+        return None
+    unknown = dims - {"account", *GROUP_DIMENSIONS}
+    if unknown:
+        raise bad_param(
+            "group_by",
+            f"group_by must be account or {', '.join(GROUP_DIMENSIONS)}; "
+            f"got {', '.join(sorted(unknown))}.",
+        )
+    if "account" in dims and len(dims) > 1:
+        raise bad_param("group_by", "group_by=account cannot be combined with other groupings.")
+    if "cluster" in dims and resource not in PRODUCT_RESOURCES:
+        raise bad_param(
+            "group_by",
+            f"group_by=cluster is available on {', '.join(PRODUCT_RESOURCES)} only.",
+        )
+    ordered = tuple(d for d in GROUP_DIMENSIONS if d in dims)
+    clusters = account.cluster_index if "cluster" in ordered else None
+    return Grouping(ordered, clusters, keep)
+
+
+def check_memberships(pop: Population, candidates: np.ndarray, grouping: Grouping) -> None:
+    """Refuse group_by=cluster over more product-cluster memberships than the limit."""
+    products = np.unique(pop.product[candidates])
+    position, _ = grouping.clusters.memberships(products, grouping.keep)
+    if len(position) > CLUSTER_MEMBERSHIP_LIMIT:
+        raise ApiError(
+            400,
+            f"group_by=cluster covers {len(position)} product-cluster memberships, over the "
+            f"limit of {CLUSTER_MEMBERSHIP_LIMIT}; narrow it with the cluster filter.",
+            code="too_many_cluster_memberships",
+            param="cluster",
+        )
+
+
+# ---------------------------------------------------------------------- change log requests
+def change_mask(log: ChangeLog, account: Account, query: Query) -> np.ndarray:
+    """Rows kept by the change log's filters; unknown ids and values keep nothing."""
+    mask = np.ones(len(log), dtype=bool)
+    for name, attribute, column in (
+        ("campaign", "campaigns", log.campaign),
+        ("adgroup", "adgroups", log.adgroup),
     ):
         wanted = query.all(name)
         if wanted:
-            mask &= np.isin(column, wanted)
-    campaign = query.all("campaign")
-    if campaign:
-        ids = np.array([pop.entity_fields(i)["campaign"] for i in range(pop.size)], dtype=object)
-        mask &= np.isin(ids, campaign)
+            mask &= np.isin(column, _positions(account, attribute, wanted))
+    entities = query.all("entity")
+    if entities:
+        found = np.zeros(len(log), dtype=bool)
+        kinds = ("campaigns", "adgroups", "targets", "product_ads")
+        for entity_type, attribute in enumerate(kinds):
+            positions = _positions(account, attribute, entities)
+            found |= (log.entity_type == entity_type) & np.isin(log.entity, positions)
+        mask &= found
+    for name, values, column in (
+        ("entity_type", ENTITY_TYPES, log.entity_type),
+        ("source", SOURCES, log.source),
+    ):
+        value = query.choice(name, values, None)
+        if value is not None:
+            mask &= column == values.index(value)
+    result = query.choice("result", ("applied", "failed"), None)
+    if result is not None:
+        mask &= log.applied == (result == "applied")
+    field_name = query.get("field")
+    if field_name is not None:
+        mask &= log.field == (FIELDS.index(field_name) if field_name in FIELDS else -1)
+    correlation = query.get("correlation_id")
+    if correlation is not None:
+        workflow, day = log.runs(account).get(correlation, (-2, -2))
+        mask &= (log.workflow == workflow) & (log.time // 86_400 == day)
+    start, end = query.day("start_date", required=False), query.day("end_date", required=False)
+    if start is not None and end is not None and start > end:
+        raise bad_param("start_date", "start_date must not be after end_date.")
+    day = log.time // 86_400
+    if start is not None:
+        mask &= day >= ordinal(start)
+    if end is not None:
+        mask &= day <= ordinal(end)
     return mask
+
+
+def _positions(account: Account, attribute: str, ids: list[str]) -> list[int]:
+    """Positions of the ids that name records of the account (others are dropped)."""
+    found = (account.locate(attribute, i) for i in ids)
+    return [p for p in found if p is not None]
 
 
 def country_record(country) -> dict:
@@ -404,51 +764,3 @@ def country_record(country) -> dict:
         "name": country.name,
         "marketplaceId": country.marketplace_id,
     }
-
-
-_FILTERS = ("connection", "country", "brand", "asin", "state", "type", "campaign", "adGroup")
-
-
-def filter_records(records: list[dict], query: Query) -> list[dict]:
-    """Apply the equality filters and `search` the spec lists for cursor lists."""
-    out = records
-    for name in _FILTERS:
-        wanted = query.all(name)
-        if wanted:
-            out = [r for r in out if r.get(name) in wanted]
-    search = query.get("search")
-    if search is not None:
-        if not 1 <= len(search) <= 200:
-            raise bad_param("search", "search must be 1 to 200 characters.")
-        needle = search.lower()
-        out = [r for r in out if needle in str(r.get("name") or r.get("title") or "").lower()]
-    return out
-
-
-def cursor_page(records: list[dict], query: Query) -> dict:
-    """One page of a cursor list: limit, starting_after, ending_before, include_total."""
-    low, high, default = CURSOR_LIMIT
-    limit = query.integer("limit", default, low, high)
-    after, before = query.get("starting_after"), query.get("ending_before")
-    if after and before:
-        raise bad_param("ending_before", "starting_after and ending_before are exclusive.")
-    position = {r["id"]: i for i, r in enumerate(records)}
-    if after is not None:
-        if after not in position:
-            raise bad_param("starting_after", f"No such object: {after}.")
-        first = position[after] + 1
-        data = records[first : first + limit]
-        has_more = first + limit < len(records)
-    elif before is not None:
-        if before not in position:
-            raise bad_param("ending_before", f"No such object: {before}.")
-        last = position[before]
-        data = records[max(0, last - limit) : last]
-        has_more = last - limit > 0
-    else:
-        data = records[:limit]
-        has_more = limit < len(records)
-    page: dict = {"object": "list", "data": data, "has_more": has_more}
-    if query.flag("include_total"):
-        page["total_count"] = len(records) if len(records) <= COUNT_GIVES_UP_ABOVE else None
-    return page

@@ -1,15 +1,23 @@
 """The sandbox's accounts and their entities, generated from a seed, a preset and a reference date.
 
 Entities (connections, products, campaigns, targets …) are built per account on first use and
-kept as plain records in the spec's shape; metrics are never stored (see `metrics.py`).
+kept as plain records in the spec's shape; `advertising.py` and `catalog.py` build the larger
+kinds. The optimizer's changes and the change log are columnar tables (`optimizer.py`,
+`changes.py`); metrics are never stored (see `metrics.py`).
 Secondary accounts, used to exercise agency keys, are always of the `small` size.
 """
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from functools import cached_property
 
-from pipelines.sandbox.hashing import make_id, scalar, unit
+import numpy as np
+
+from pipelines.sandbox import advertising, catalog
+from pipelines.sandbox.changes import ChangeLog
+from pipelines.sandbox.hashing import hash_grid, make_id, scalar, uniform, unit
+from pipelines.sandbox.optimizer import OptimizerEvents
+from pipelines.sandbox.reference import COUNTRY_BY_ID, timestamp
 
 
 @dataclass(frozen=True)
@@ -30,31 +38,6 @@ PRESETS = {
 }
 
 
-@dataclass(frozen=True)
-class Country:
-    code: str
-    name: str
-    currency: str
-    marketplace_id: str
-
-    @property
-    def id(self) -> str:
-        return make_id("country", self.code)
-
-    @property
-    def exponent(self) -> int:
-        """Digits after the decimal point in this currency's amounts (JPY has none)."""
-        return 0 if self.currency == "JPY" else 2
-
-
-COUNTRIES = (
-    Country("US", "United States", "USD", "ATVPDKIKX0DER"),
-    Country("DE", "Germany", "EUR", "A1PA6795UKMFR9"),
-    Country("GB", "United Kingdom", "GBP", "A1F83G8C2ARO7P"),
-    Country("JP", "Japan", "JPY", "A1VC38T7YXB528"),
-)
-COUNTRY_BY_ID = {c.id: c for c in COUNTRIES}
-
 # (type, name, country codes); the advertising profiles are where campaigns live.
 _CONNECTIONS = (
     ("seller", "Seller Central NA", ("US",)),
@@ -66,30 +49,6 @@ _CONNECTIONS = (
     ("store_a", "Web store", ()),
 )
 _STATES = ("ENABLED", "ENABLED", "ENABLED", "ENABLED", "PAUSED", "PAUSED", "ARCHIVED")
-_EPOCH = date(1970, 1, 1)
-
-
-def ordinal(day: date) -> int:
-    """Days since the Unix epoch: the integer the metrics generator hashes."""
-    return (day - _EPOCH).days
-
-
-def from_ordinal(days: int) -> date:
-    return _EPOCH + timedelta(days=int(days))
-
-
-def timestamp(day: date, seconds: int = 0) -> str:
-    moment = datetime.combine(day, time()) + timedelta(seconds=seconds % 86_400)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def money(minor_units: int, exponent: int) -> str:
-    """Minor units to the spec's decimal string ("12.30", or "1230" for JPY)."""
-    if exponent == 0:
-        return str(minor_units)
-    sign = "-" if minor_units < 0 else ""
-    whole, frac = divmod(abs(minor_units), 10**exponent)
-    return f"{sign}{whole}.{frac:0{exponent}d}"
 
 
 @dataclass
@@ -101,14 +60,24 @@ class Account:
     name: str
     preset: Preset
     reference: date
-    records: dict[str, list[dict]] = field(default_factory=dict)
+    _positions: dict[str, dict[str, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def id(self) -> str:
         return make_id(self.seed, "account", self.index)
 
-    def _id(self, kind: str, i: int) -> str:
-        return make_id(self.seed, self.index, kind, i)
+    def locate(self, attribute: str, record_id: str | None) -> int | None:
+        """Position of a record in one of the account's lists (`campaigns` …), by its id."""
+        if attribute not in self._positions:
+            records = getattr(self, attribute)
+            self._positions[attribute] = {r["id"]: i for i, r in enumerate(records)}
+        return self._positions[attribute].get(record_id)
+
+    def id_of(self, kind: str, i: int) -> str:
+        """The id of the i-th entity of a kind: records and columnar tables agree on it."""
+        return make_id(self.seed, self.index, kind, int(i))
 
     def _u(self, *parts: object) -> float:
         return unit(self.seed, self.index, *parts)
@@ -123,7 +92,7 @@ class Account:
         return [
             {
                 "object": "connection",
-                "id": self._id("connection", i),
+                "id": self.id_of("connection", i),
                 "type": kind,
                 "name": name,
                 "active": kind != "store_a" or self.index % 2 == 0,
@@ -140,7 +109,7 @@ class Account:
     def brands(self) -> list[dict]:
         names = ("Northwind", "Aster", "Kettle & Co", "Brightside", "Umbra", "Solace")
         return [
-            {"object": "product_brand", "id": self._id("brand", i), "name": f"{n} {self.index}"}
+            {"object": "product_brand", "id": self.id_of("brand", i), "name": f"{n} {self.index}"}
             for i, n in enumerate(names)
         ]
 
@@ -153,12 +122,13 @@ class Account:
         for i in range(self.preset.products):
             is_vendor = self._u("product", i, "vendor") < 0.2
             connection = vendor if is_vendor else sellers[i % len(sellers)]
-            country = connection["countries"][i % len(connection["countries"])]
+            countries = connection["countries"]
+            country = countries[i // len(sellers) % len(countries)]
             asin = "B0" + format(scalar(self.seed, self.index, "asin", i) % 36**8, "08X")[:8]
             rows.append(
                 {
                     "object": "product",
-                    "id": self._id("product", i),
+                    "id": self.id_of("product", i),
                     "asin": asin.upper().ljust(10, "0")[:10],
                     "sku": None if is_vendor else f"SKU-{self.index}-{i:05d}",
                     "title": f"Product {i} of account {self.index}",
@@ -195,7 +165,7 @@ class Account:
             rows.append(
                 {
                     "object": "portfolio",
-                    "id": self._id("portfolio", i),
+                    "id": self.id_of("portfolio", i),
                     "name": f"Portfolio {i}",
                     "state": "ENABLED" if i % 5 else "PAUSED",
                     "budget": {
@@ -230,7 +200,7 @@ class Account:
             budget = (20 + 5 * (i % 30)) * (150 if country.currency == "JPY" else 1)
             record = {
                 "object": "campaign",
-                "id": self._id("campaign", i),
+                "id": self.id_of("campaign", i),
                 "adProduct": ad_product,
                 "campaignId": str(10**12 + scalar(self.seed, "cid", self.index, i) % 10**12),
                 "name": f"{ad_product} campaign {i}",
@@ -259,6 +229,12 @@ class Account:
             return None
         i = campaign_index
         objective = ("ACOS", "ROAS", "IMPRESSIONS", "ORDERS")[i % 4]
+        yen = COUNTRY_BY_ID[campaign["country"]].exponent == 0
+
+        def local(value: float) -> float:
+            """Limits are in the campaign's currency: a hundredfold in yen."""
+            return round(value * 100) if yen else value
+
         return {
             "aiEnabled": i % 2 == 0,
             "objective": {
@@ -267,12 +243,12 @@ class Account:
                 "maxAcosPct": 35 if objective in ("IMPRESSIONS", "ORDERS") else None,
             },
             "limits": {
-                "minBid": 0.2,
-                "maxBid": 3.5,
+                "minBid": local(0.2),
+                "maxBid": local(3.5),
                 "placementCapPercent": 150,
-                "minSpendBeforeNegative": 15,
+                "minSpendBeforeNegative": local(15),
             },
-            "budget": {"dailyBudget": 40, "monthlyBudget": 1200},
+            "budget": {"dailyBudget": local(40), "monthlyBudget": local(1200)},
             "harvesting": {
                 "discoveryLevel": ("low", "medium", "high")[i % 3],
                 "competitorAsinTargeting": i % 3 == 0,
@@ -282,7 +258,7 @@ class Account:
                     "role": ("source", "destination")[i % 2],
                 },
             },
-            "linkedWorkflowDefinitionIds": [self._id("workflow", i % 3)] if i % 3 else [],
+            "linkedWorkflowDefinitionIds": [self.id_of("workflow", i % 3)] if i % 3 else [],
             "excludedWorkflowDefinitionIds": [],
             "workflowsOptOut": i % 7 == 0,
             "warmingModeUntil": None,
@@ -292,3 +268,91 @@ class Account:
 
     def campaign_currency(self, campaign_index: int) -> str:
         return COUNTRY_BY_ID[self.campaigns[campaign_index]["country"]].currency
+
+    # ------------------------------------------------------------------ bulk attributes
+    def columns(self, kind: str, count: int, size: int) -> list[np.ndarray]:
+        """`count` independent uniform columns over `size` entities of a kind.
+
+        Drawing a column at a time keeps the `large` preset's tens of thousands of records fast
+        to build; each value still depends only on (seed, account, kind, column, entity).
+        """
+        entities = np.arange(size)
+        return [
+            uniform(self.seed, scalar(self.index, kind, k) % 2**31, entities, self.index)
+            for k in range(count)
+        ]
+
+    def bits(self, kind: str, size: int) -> np.ndarray:
+        """One 64-bit hash per entity of a kind, for picking words and codes."""
+        return hash_grid(self.seed, scalar(self.index, kind) % 2**31, np.arange(size), self.index)
+
+    # ------------------------------------------------------------------ advertising entities
+    @cached_property
+    def campaign_table(self) -> advertising.CampaignTable:
+        return advertising.campaign_table(self)
+
+    @cached_property
+    def adgroup_table(self) -> advertising.AdGroupTable:
+        return advertising.adgroup_table(self)
+
+    @cached_property
+    def adgroups(self) -> list[dict]:
+        return advertising.adgroups(self)
+
+    @cached_property
+    def target_table(self) -> advertising.TargetTable:
+        return advertising.target_table(self)
+
+    @cached_property
+    def targets(self) -> list[dict]:
+        return advertising.targets(self)
+
+    @cached_property
+    def product_ad_table(self) -> advertising.ProductAdTable:
+        return advertising.product_ad_table(self)
+
+    @cached_property
+    def product_ads(self) -> list[dict]:
+        return advertising.product_ads(self)
+
+    @cached_property
+    def search_term_table(self) -> advertising.SearchTermTable:
+        return advertising.search_term_table(self)
+
+    @cached_property
+    def search_terms(self) -> list[dict]:
+        return advertising.search_terms(self)
+
+    @cached_property
+    def optimizer(self) -> OptimizerEvents:
+        """Every change the optimizer sent for this account's campaigns."""
+        return OptimizerEvents.build(self)
+
+    @cached_property
+    def change_log(self) -> ChangeLog:
+        return ChangeLog.build(self)
+
+    # ------------------------------------------------------------------ marketplace catalog
+    @cached_property
+    def product_table(self) -> catalog.ProductTable:
+        return catalog.product_table(self)
+
+    @cached_property
+    def seller_products(self) -> list[dict]:
+        return catalog.seller_products(self)
+
+    @cached_property
+    def vendor_products(self) -> list[dict]:
+        return catalog.vendor_products(self)
+
+    @cached_property
+    def advertising_products(self) -> list[dict]:
+        return catalog.advertising_products(self)
+
+    @cached_property
+    def cluster_index(self) -> catalog.ClusterIndex:
+        return catalog.cluster_index(self)
+
+    @cached_property
+    def clusters(self) -> list[dict]:
+        return catalog.clusters(self)

@@ -1,0 +1,367 @@
+"""What each metrics resource reports on: its entities as a `Population`, built from an account.
+
+An entity's activity follows its state (an entity is only as enabled as its campaign and ad
+group); its size is drawn once per entity. Product-based rows carry their product's first
+cluster (the lowest-numbered of its clusters) as `cluster` and `cluster_name`. The levels are
+generated independently: target rows do not add up to their campaign's row.
+"""
+
+from collections.abc import Callable
+from datetime import date
+
+import numpy as np
+
+from pipelines.sandbox.hashing import unit
+from pipelines.sandbox.metrics import ADVERTISING, CAMPAIGN, MeasureSet, Population
+from pipelines.sandbox.reference import COUNTRY_BY_ID, ordinal
+from pipelines.sandbox.retail import SELLER, VENDOR
+from pipelines.sandbox.world import Account
+
+PRODUCT_RESOURCES = ("product-ad-metrics", "seller-product-metrics", "vendor-product-metrics")
+
+
+def _objects(values: list) -> np.ndarray:
+    return np.array(values, dtype=object)
+
+
+def _campaign_columns(account: Account) -> dict[str, np.ndarray]:
+    """Per campaign: the columns its children inherit."""
+    campaigns = account.campaigns
+    countries = [COUNTRY_BY_ID[c["country"]] for c in campaigns]
+    return {
+        "campaign": _objects([c["id"] for c in campaigns]),
+        "currency": _objects([c.currency for c in countries]),
+        "exponent": np.array([c.exponent for c in countries]),
+        "ad_product": _objects([c["adProduct"] for c in campaigns]),
+        "connection": _objects([c["connection"] for c in campaigns]),
+        "country": _objects([c["country"] for c in campaigns]),
+    }
+
+
+def _advertising(
+    account: Account,
+    resource: str,
+    salt: int,
+    campaign: np.ndarray,
+    state: np.ndarray,
+    activity: tuple[float, float, float],
+    scale: tuple[float, float],
+    entity_fields: Callable[[int], dict],
+    filters: dict[str, np.ndarray],
+    product: np.ndarray | None = None,
+    measures: MeasureSet = ADVERTISING,
+) -> Population:
+    """A population of campaign children: state codes pick the activity, sizes are drawn."""
+    inherited = {name: column[campaign] for name, column in _campaign_columns(account).items()}
+    (u_scale,) = account.columns(f"scale-{resource}", 1, len(campaign))
+    low, high = scale
+    return Population(
+        resource=resource,
+        salt=salt,
+        start=account.campaign_table.start[campaign],
+        p_active=np.asarray(activity)[state],
+        scale=low + (high - low) * u_scale,
+        currency=inherited["currency"],
+        exponent=inherited["exponent"],
+        ad_product=inherited["ad_product"],
+        connection=inherited["connection"],
+        country=inherited["country"],
+        entity_fields=entity_fields,
+        measures=measures,
+        filters={
+            "connection": inherited["connection"],
+            "country": inherited["country"],
+            "ad_product": inherited["ad_product"],
+            "campaign": inherited["campaign"],
+            **filters,
+        },
+        product=product,
+    )
+
+
+def campaign_population(account: Account) -> Population:
+    campaigns = account.campaigns
+    activity = {"ENABLED": 0.85, "PAUSED": 0.12, "ARCHIVED": 0.04}
+    columns = _campaign_columns(account)
+    return Population(
+        resource="campaign-metrics",
+        salt=1,
+        start=np.array([ordinal(date.fromisoformat(c["startDate"])) for c in campaigns]),
+        p_active=np.array([activity.get(c["state"], 0.1) for c in campaigns]),
+        scale=np.array([200 + 3000 * unit(account.seed, "scale", c["id"]) for c in campaigns]),
+        currency=columns["currency"],
+        exponent=columns["exponent"],
+        ad_product=columns["ad_product"],
+        connection=columns["connection"],
+        country=columns["country"],
+        entity_fields=lambda i: {
+            "object": "campaign_metrics",
+            "campaign": campaigns[i]["id"],
+            "connection": campaigns[i]["connection"],
+            "country": campaigns[i]["country"],
+        },
+        measures=CAMPAIGN,
+        filters={
+            name: columns[name] for name in ("connection", "country", "ad_product", "campaign")
+        },
+    )
+
+
+def adgroup_population(account: Account) -> Population:
+    table = account.adgroup_table
+    groups = account.adgroups
+    state = np.maximum(table.state, account.campaign_table.state[table.campaign])
+    return _advertising(
+        account,
+        "adgroup-metrics",
+        2,
+        table.campaign,
+        state,
+        (0.8, 0.1, 0.03),
+        (100, 1600),
+        lambda i: {
+            "object": "adgroup_metrics",
+            "ad_group": groups[i]["id"],
+            "campaign": groups[i]["campaign"],
+            "connection": groups[i]["connection"],
+            "country": groups[i]["country"],
+        },
+        {"ad_group": _objects([g["id"] for g in groups])},
+    )
+
+
+def target_population(account: Account) -> Population:
+    """Positive targets only: a negative target has no bid and no metrics."""
+    table = account.target_table
+    targets = account.targets
+    members = np.flatnonzero(~table.negative)
+    group_state = account.adgroup_table.state[table.adgroup[members]]
+    campaign_state = account.campaign_table.state[table.campaign[members]]
+    state = np.maximum(np.maximum(table.state[members], group_state), campaign_state)
+    member_list = members.tolist()
+
+    def fields(i: int) -> dict:
+        target = targets[member_list[i]]
+        return {
+            "object": "target_metrics",
+            "target": target["id"],
+            "target_type": target["targetType"],
+            "match_type": target["matchType"],
+            "target_expression": target["expression"],
+            "campaign": target["campaign"],
+            "ad_group": target["adGroup"],
+            "connection": target["connection"],
+            "country": target["country"],
+        }
+
+    return _advertising(
+        account,
+        "target-metrics",
+        3,
+        table.campaign[members],
+        state,
+        (0.45, 0.06, 0.02),
+        (10, 400),
+        fields,
+        {
+            "ad_group": _objects([targets[t]["adGroup"] for t in member_list]),
+            "target": _objects([targets[t]["id"] for t in member_list]),
+        },
+    )
+
+
+def product_ad_population(account: Account) -> Population:
+    table = account.product_ad_table
+    ads = account.product_ads
+    clusters = account.cluster_index
+    state = np.maximum(table.state, account.adgroup_table.state[table.adgroup])
+    state = np.maximum(state, account.campaign_table.state[table.campaign])
+
+    def fields(i: int) -> dict:
+        ad = ads[i]
+        cluster = int(clusters.first[table.product[i]])
+        return {
+            "object": "product_ad_metrics",
+            "product_ad": ad["id"],
+            "product": ad["product"],
+            "asin": ad["asin"],
+            "campaign": ad["campaign"],
+            "ad_group": ad["adGroup"],
+            "cluster": None if cluster < 0 else clusters.ids[cluster],
+            "cluster_name": None if cluster < 0 else clusters.names[cluster],
+            "connection": ad["connection"],
+            "country": ad["country"],
+        }
+
+    return _advertising(
+        account,
+        "product-ad-metrics",
+        4,
+        table.campaign,
+        state,
+        (0.6, 0.08, 0.02),
+        (30, 600),
+        fields,
+        {
+            "ad_group": _objects([a["adGroup"] for a in ads]),
+            "product_ad": _objects([a["id"] for a in ads]),
+            "product": _objects([a["product"] for a in ads]),
+            "asin": _objects([a["asin"] for a in ads]),
+        },
+        product=table.product,
+    )
+
+
+def search_term_population(account: Account) -> Population:
+    table = account.search_term_table
+    terms = account.search_terms
+    targets = account.target_table
+    state = np.maximum(targets.state[table.target], account.adgroup_table.state[table.adgroup])
+    state = np.maximum(state, account.campaign_table.state[table.campaign])
+
+    def fields(i: int) -> dict:
+        term = terms[i]
+        return {
+            "object": "search_term_metrics",
+            "search_term": term["id"],
+            "search_term_text": term["searchTerm"],
+            "target": term["target"],
+            "match_type": term["matchType"],
+            "campaign": term["campaign"],
+            "ad_group": term["adGroup"],
+            "connection": term["connection"],
+            "country": term["country"],
+        }
+
+    return _advertising(
+        account,
+        "search-term-metrics",
+        5,
+        table.campaign,
+        state,
+        (0.3, 0.04, 0.01),
+        (5, 150),
+        fields,
+        {
+            "ad_group": _objects([t["adGroup"] for t in terms]),
+            "target": _objects([t["target"] for t in terms]),
+            "search_term": _objects([t["id"] for t in terms]),
+        },
+    )
+
+
+def _retail(
+    account: Account,
+    resource: str,
+    salt: int,
+    listings: list[dict],
+    products: np.ndarray,
+    activity: tuple[float, float],
+    scale: tuple[float, float],
+    fields: Callable[[int, dict, dict], dict],
+    measures: MeasureSet,
+) -> Population:
+    """A population of listings (seller or vendor), one entity per listing."""
+    table = account.product_table
+    catalog = account.products
+    clusters = account.cluster_index
+    product_list = products.tolist()
+    active = np.array([catalog[p]["active"] for p in product_list], dtype=bool)
+    (u_scale,) = account.columns(f"scale-{resource}", 1, len(product_list))
+    low, high = scale
+    connection = _objects([catalog[p]["connection"] for p in product_list])
+    country = _objects([catalog[p]["country"] for p in product_list])
+
+    def entity_fields(i: int) -> dict:
+        product = catalog[product_list[i]]
+        cluster = int(clusters.first[product_list[i]])
+        row = {
+            "object": resource.replace("-", "_"),
+            "product": product["id"],
+            "asin": product["asin"],
+        }
+        return fields(i, row, listings[i]) | {
+            "connection": product["connection"],
+            "country": product["country"],
+            "cluster": None if cluster < 0 else clusters.ids[cluster],
+            "cluster_name": None if cluster < 0 else clusters.names[cluster],
+        }
+
+    return Population(
+        resource=resource,
+        salt=salt,
+        start=np.array(
+            [ordinal(date.fromisoformat(catalog[p]["createdAt"][:10])) for p in product_list]
+        ),
+        p_active=np.where(active, activity[0], activity[1]),
+        scale=low + (high - low) * u_scale,
+        currency=table.currency[products],
+        exponent=table.exponent[products],
+        ad_product=None,
+        connection=connection,
+        country=country,
+        entity_fields=entity_fields,
+        measures=measures,
+        filters={
+            "connection": connection,
+            "country": country,
+            "product": _objects([catalog[p]["id"] for p in product_list]),
+            "asin": _objects([catalog[p]["asin"] for p in product_list]),
+        },
+        product=products,
+        extra={
+            "price": table.price[products],
+            "fba": table.fba[products],
+            "sourcing": table.sourcing[products],
+            "stock": table.stock[products],
+        },
+    )
+
+
+def seller_population(account: Account) -> Population:
+    table = account.product_table
+    return _retail(
+        account,
+        "seller-product-metrics",
+        6,
+        account.seller_products,
+        table.seller,
+        (0.93, 0.08),
+        (0.3, 12),
+        lambda i, row, listing: (
+            row
+            | {
+                "sku": listing["sku"],
+                "fulfillment_channel": "FBA" if table.fba[table.seller[i]] else "FBM",
+            }
+        ),
+        SELLER,
+    )
+
+
+def vendor_population(account: Account) -> Population:
+    table = account.product_table
+    return _retail(
+        account,
+        "vendor-product-metrics",
+        7,
+        account.vendor_products,
+        table.vendor,
+        (0.95, 0.1),
+        (1, 25),
+        lambda i, row, listing: (
+            row | {"program": "sourcing" if table.sourcing[table.vendor[i]] else "manufacturing"}
+        ),
+        VENDOR,
+    )
+
+
+BUILDERS: dict[str, Callable[[Account], Population]] = {
+    "campaign-metrics": campaign_population,
+    "adgroup-metrics": adgroup_population,
+    "target-metrics": target_population,
+    "product-ad-metrics": product_ad_population,
+    "search-term-metrics": search_term_population,
+    "seller-product-metrics": seller_population,
+    "vendor-product-metrics": vendor_population,
+}
