@@ -29,6 +29,7 @@ from warehouse.schemas import Layout, TableSchema
 from warehouse.secrets import pseudonym_key
 
 WINDOW_DAYS = 31
+BATCH_ROWS = 20_000  # rows typed at once: large enough to amortise, small enough for memory
 PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str, Page]]]
 
 
@@ -63,15 +64,29 @@ class Output:
     shape: Callable[[pl.DataFrame, Context], pl.DataFrame] = unchanged
 
     def frame(
-        self, page: Page, account_id: str, extracted_at: datetime, where: str, context: Context
+        self,
+        pages: list[tuple[str, Page]],
+        account_id: str,
+        extracted_at: datetime,
+        context: Context,
     ) -> pl.DataFrame:
+        """One typed frame for a batch of pages: typing is vectorised, so a batch costs about
+        what one page does."""
+        records: list[dict] = []
+        constants: dict[str, list] = {}
+        for _, page in pages:
+            rows = self.records(page)
+            records += rows
+            for name, value in self.constants(page).items():
+                constants.setdefault(name, []).extend([value] * len(rows))
+        where = pages[0][0] if len(pages) == 1 else f"{pages[0][0]} .. {pages[-1][0]}"
         frame = records_to_frame(
-            self.records(page),
+            records,
             self.schema,
             account_id=account_id,
             extracted_at=extracted_at,
             where=where,
-            constants=self.constants(page),
+            constants=constants,
         )
         return self.shape(frame, context).select(self.schema.column_names)
 
@@ -256,28 +271,47 @@ def _row_day(output: Output, record: dict, page: Page) -> date | None:
 
 def _typed(
     output: Output,
-    page: Page,
+    pages: list[tuple[str, Page]],
     account_id: str,
     extracted_at: datetime,
-    where: str,
     context: Context,
     outcome: TableOutcome,
 ) -> pl.DataFrame:
-    """A page's typed frame; when a value is bad, the rows of its partition are held back and
-    the page's other rows still go through (the raw page is kept whole)."""
+    """A batch's typed frame. When a value is bad, the batch is retyped record by record: the
+    rows of the bad value's partition are held back, the others still go through, and the raw
+    pages are kept whole."""
     try:
-        return output.frame(page, account_id, extracted_at, where, context)
+        return output.frame(pages, account_id, extracted_at, context)
     except RecordError:
         pass
+    single_output = Output(output.schema, page_rows, output.constants, output.shape)
     good = []
-    for record in output.records(page):
-        single = Page(page.path, page.params, {**page.body, "data": [record]})
-        single_output = Output(output.schema, page_rows, output.constants, output.shape)
-        try:
-            good.append(single_output.frame(single, account_id, extracted_at, where, context))
-        except RecordError as error:
-            outcome.hold(_row_day(output, record, page), str(error))
+    for where, page in pages:
+        for record in output.records(page):
+            single = [(where, Page(page.path, page.params, {**page.body, "data": [record]}))]
+            try:
+                good.append(single_output.frame(single, account_id, extracted_at, context))
+            except RecordError as error:
+                outcome.hold(_row_day(output, record, page), str(error))
     return concat(output.schema, good)
+
+
+def _type_batch(
+    source: Source,
+    pages: list[tuple[str, Page]],
+    account_id: str,
+    extracted_at: datetime,
+    context: Context,
+    frames: dict[str, list[pl.DataFrame]],
+    outcomes: Outcomes,
+) -> None:
+    for output in source.outputs:
+        outcome = outcomes[output.schema.name]
+        for _, page in pages:
+            outcome.unknown_fields |= unknown_fields(output.records(page), output.schema)
+        frames[output.schema.name].append(
+            _typed(output, pages, account_id, extracted_at, context, outcome)
+        )
 
 
 async def _land(
@@ -291,27 +325,19 @@ async def _land(
     frames: dict[str, list[pl.DataFrame]],
     outcomes: Outcomes,
 ) -> None:
-    """Land every page raw, then type it into each of the source's tables."""
+    """Land every page raw as it arrives, then type the pages in batches of rows."""
     dest.raw.start(folder)
-    number = 0
+    number, batch, rows = 0, [], 0
     async for where, page in pages:
         number += 1
         dest.raw.write(folder, number, page.path, page.params, page.body)
-        for output in source.outputs:
-            outcomes[output.schema.name].unknown_fields |= unknown_fields(
-                output.records(page), output.schema
-            )
-            frames[output.schema.name].append(
-                _typed(
-                    output,
-                    page,
-                    account_id,
-                    extracted_at,
-                    f"{where}, page {number}",
-                    context,
-                    outcomes[output.schema.name],
-                )
-            )
+        batch.append((f"{where}, page {number}", page))
+        rows += len(page.rows)
+        if rows >= BATCH_ROWS:
+            _type_batch(source, batch, account_id, extracted_at, context, frames, outcomes)
+            batch, rows = [], 0
+    if batch:
+        _type_batch(source, batch, account_id, extracted_at, context, frames, outcomes)
     dest.raw.finish(
         folder,
         {
@@ -380,15 +406,32 @@ def _raw_frames(
 ) -> None:
     extracted_at = datetime.fromisoformat(manifest["extracted_at"]).astimezone(UTC)
     context = dest.context(date.fromisoformat(manifest["reference"]))
+    batch, rows = [], 0
     for number, (path, params, body) in enumerate(dest.raw.read(folder), start=1):
         page = Page(path, params, body)
-        for output in source.outputs:
-            frame = output.frame(
-                page, account, extracted_at, f"raw {folder}, page {number}", context
-            )
-            if keep is not None:
-                frame = frame.filter(pl.col("date").is_in(keep))
-            frames[output.schema.name].append(frame)
+        batch.append((f"raw {folder}, page {number}", page))
+        rows += len(page.rows)
+        if rows >= BATCH_ROWS:
+            _raw_batch(source, batch, account, extracted_at, context, frames, keep)
+            batch, rows = [], 0
+    if batch:
+        _raw_batch(source, batch, account, extracted_at, context, frames, keep)
+
+
+def _raw_batch(
+    source: Source,
+    pages: list[tuple[str, Page]],
+    account: str,
+    extracted_at: datetime,
+    context: Context,
+    frames: dict[str, list[pl.DataFrame]],
+    keep: list[date] | None,
+) -> None:
+    for output in source.outputs:
+        frame = output.frame(pages, account, extracted_at, context)
+        if keep is not None:
+            frame = frame.filter(pl.col("date").is_in(keep))
+        frames[output.schema.name].append(frame)
 
 
 def rebuild_source(dest: Destination, source: Source, start: date, end: date) -> Outcomes:

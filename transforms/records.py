@@ -136,12 +136,12 @@ def records_to_frame(
     account_id: str,
     extracted_at: datetime,
     where: str = "",
-    constants: dict[str, object] | None = None,
+    constants: dict[str, list] | None = None,
 ) -> pl.DataFrame:
     """Typed frame of `schema` from the service's records; raises RecordError on bad values.
 
     `constants` fill columns the records do not carry (the campaign and day a history page was
-    asked for), parsed like the service's own values.
+    asked for), one value per record, parsed like the service's own values.
     """
     columns = []
     for column in schema.columns:
@@ -154,9 +154,8 @@ def records_to_frame(
             if column.required and any(v is None for v in values):
                 raise RecordError(schema.name, column.name, None, "required field missing", where)
             columns.append(_series(schema, column, values, where))
-    for name, value in (constants or {}).items():
-        column = schema.column(name)
-        columns.append(_series(schema, column, [value] * len(records), where))
+    for name, values in (constants or {}).items():
+        columns.append(_series(schema, schema.column(name), values, where))
     frame = pl.DataFrame(columns)
     return frame.with_columns(
         pl.lit(account_id, dtype=pl.String).alias("account_id"),
