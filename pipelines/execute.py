@@ -1,8 +1,7 @@
-"""`adwh run` as Dagster runs: the current-state assets, then the dated ones over the range.
+"""`adwh run` as one in-process Dagster run of the `daily` job over a range of partitions.
 
-Runs go through the same Definitions as the UI and the schedule, into the instance under
-`$ADWH_HOME/dagster`, so they show in `dagster dev`. What the CLI prints comes from the runs'
-own events: materialization metadata and contract check results.
+It goes through the same Definitions, assets and checks as the UI and the schedule. What the
+CLI prints comes from the run's own events: materialization metadata and contract check results.
 """
 
 from dataclasses import dataclass, field
@@ -12,7 +11,6 @@ import dagster as dg
 
 from pipelines.definitions import defs
 from pipelines.extract import Destination
-from pipelines.instance import cli_instance
 from pipelines.partitions import range_tags
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
@@ -86,7 +84,10 @@ def run_pipeline(
     destination.lake.clean_staging()
     summary = RunSummary(start, end)
     job = defs.resolve_job_def("daily")
-    with cli_instance(settings.home) as instance:
+    # An in-memory instance: Dagster writes an event per partition materialized, and a year of
+    # daily tables is thousands of them; on SQLite they cost ~16 ms each, in memory ~3 ms.
+    # Runs launched from `dagster dev` or the schedule keep their history in $ADWH_HOME/dagster.
+    with dg.DagsterInstance.ephemeral() as instance:
         result = job.execute_in_process(
             instance=instance,
             run_config=QUIET,

@@ -23,7 +23,7 @@ def test_a_run_against_a_real_http_service_leaks_the_key_nowhere(
     assert main(["run", "--start", "2026-10-01", "--end", "2026-10-05"]) == 0
     assert main(["check"]) == 0
     out = capsys.readouterr()
-    assert (home / "warehouse.duckdb").exists() and (home / "dagster").is_dir()
+    assert (home / "warehouse.duckdb").exists() and (home / "raw").is_dir()
     assert files_holding(home, SECRET.encode()) == []
     assert SECRET not in out.out + out.err + caplog.text
     assert {r.method for r in service.requests} == {"GET"}
