@@ -65,8 +65,8 @@ def main() -> None:
     pipeline = dlt.pipeline(
         pipeline_name="bench_peer",
         pipelines_dir=os.path.join(workdir, "dlt"),
-        destination=dlt.destinations.duckdb(os.path.join(workdir, "peer.duckdb")),
-        dataset_name="peer",
+        destination=dlt.destinations.duckdb(os.path.join(workdir, "dlt_peer.duckdb")),
+        dataset_name="metrics",
     )
     info = pipeline.run(source, loader_file_format="parquet")
     info.raise_on_failed_jobs()
