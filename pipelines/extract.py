@@ -296,6 +296,26 @@ def _typed(
     return concat(output.schema, good)
 
 
+class Batches:
+    """Pages gathered until they hold BATCH_ROWS rows, then handed to `flush` together."""
+
+    def __init__(self, flush: Callable[[list[tuple[str, Page]]], None]) -> None:
+        self.flush = flush
+        self.pages: list[tuple[str, Page]] = []
+        self.rows = 0
+
+    def add(self, where: str, page: Page) -> None:
+        self.pages.append((where, page))
+        self.rows += len(page.rows)
+        if self.rows >= BATCH_ROWS:
+            self.close()
+
+    def close(self) -> None:
+        if self.pages:
+            self.flush(self.pages)
+        self.pages, self.rows = [], 0
+
+
 def _type_batch(
     source: Source,
     pages: list[tuple[str, Page]],
@@ -327,17 +347,17 @@ async def _land(
 ) -> None:
     """Land every page raw as it arrives, then type the pages in batches of rows."""
     dest.raw.start(folder)
-    number, batch, rows = 0, [], 0
+    batches = Batches(
+        lambda batch: _type_batch(
+            source, batch, account_id, extracted_at, context, frames, outcomes
+        )
+    )
+    number = 0
     async for where, page in pages:
         number += 1
         dest.raw.write(folder, number, page.path, page.params, page.body)
-        batch.append((f"{where}, page {number}", page))
-        rows += len(page.rows)
-        if rows >= BATCH_ROWS:
-            _type_batch(source, batch, account_id, extracted_at, context, frames, outcomes)
-            batch, rows = [], 0
-    if batch:
-        _type_batch(source, batch, account_id, extracted_at, context, frames, outcomes)
+        batches.add(f"{where}, page {number}", page)
+    batches.close()
     dest.raw.finish(
         folder,
         {
@@ -406,16 +426,12 @@ def _raw_frames(
 ) -> None:
     extracted_at = datetime.fromisoformat(manifest["extracted_at"]).astimezone(UTC)
     context = dest.context(date.fromisoformat(manifest["reference"]))
-    batch, rows = [], 0
+    batches = Batches(
+        lambda batch: _raw_batch(source, batch, account, extracted_at, context, frames, keep)
+    )
     for number, (path, params, body) in enumerate(dest.raw.read(folder), start=1):
-        page = Page(path, params, body)
-        batch.append((f"raw {folder}, page {number}", page))
-        rows += len(page.rows)
-        if rows >= BATCH_ROWS:
-            _raw_batch(source, batch, account, extracted_at, context, frames, keep)
-            batch, rows = [], 0
-    if batch:
-        _raw_batch(source, batch, account, extracted_at, context, frames, keep)
+        batches.add(f"raw {folder}, page {number}", Page(path, params, body))
+    batches.close()
 
 
 def _raw_batch(
