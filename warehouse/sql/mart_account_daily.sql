@@ -1,25 +1,33 @@
--- Advertising spend and sales per account, day, currency and ad product.
+-- Advertising per account, day, currency and ad product (campaign metrics).
 -- Currencies are never added together; ratios are recomputed from the sums, never averaged,
--- and are NULL when their denominator is 0.
+-- and are NULL when their denominator is 0; cpc is money, rounded half to even to the
+-- currency's digits as the service rounds it. A sum is NULL only when no row of the group
+-- reported the measure (new_to_brand_sales of SP, viewable_impressions of SP); rows that did
+-- not report it are skipped. top_of_search_is is a campaign's share and is not summed here.
 CREATE VIEW mart_account_daily AS
 SELECT
     account_id,
     date,
     currency,
     ad_product,
-    sum(impressions) AS impressions,
-    sum(clicks) AS clicks,
-    sum(orders) AS orders,
-    sum(units) AS units,
+    count(*) AS campaigns,
+    CAST(sum(impressions) AS BIGINT) AS impressions,
+    CAST(sum(clicks) AS BIGINT) AS clicks,
+    CAST(sum(orders) AS BIGINT) AS orders,
+    CAST(sum(units) AS BIGINT) AS units,
     sum(cost) AS spend,
     sum(sales) AS sales,
-    sum(cost) / nullif(sum(sales), 0) AS acos,
-    sum(sales) / nullif(sum(cost), 0) AS roas,
-    sum(clicks) / nullif(sum(impressions), 0) AS ctr,
-    sum(cost) / nullif(sum(clicks), 0) AS cpc,
-    sum(orders) / nullif(sum(clicks), 0) AS conversion_rate
+    sum(new_to_brand_sales) AS new_to_brand_sales,
+    CAST(sum(new_to_brand_purchases) AS BIGINT) AS new_to_brand_purchases,
+    CAST(sum(detail_page_views) AS BIGINT) AS detail_page_views,
+    CAST(sum(viewable_impressions) AS BIGINT) AS viewable_impressions,
+    safe_ratio(sum(cost), sum(sales)) AS acos,
+    safe_ratio(sum(sales), sum(cost)) AS roas,
+    safe_ratio(sum(clicks), sum(impressions)) AS ctr,
+    money_ratio(sum(cost), sum(clicks), currency) AS cpc,
+    safe_ratio(sum(orders), sum(clicks)) AS conversion_rate
 FROM campaign_metrics
 GROUP BY account_id, date, currency, ad_product;
 
 COMMENT ON VIEW mart_account_daily IS
-'Advertising per account, day, currency and ad product: spend and sales summed in their own currency; acos, roas, ctr, cpc and conversion_rate recomputed from the sums (NULL on a zero denominator).';
+'Advertising (campaign metrics) per account, day, currency and ad product. spend and sales are summed in their own currency, never across currencies. acos, roas, ctr, conversion_rate (orders / clicks) are recomputed from the sums, NULL on a zero denominator; cpc is money rounded half to even to the currency''s digits. A sum is NULL when no campaign of the group reported the measure (new_to_brand_sales and viewable_impressions are not reported for SP) and skips the campaigns that did not report it. Add days, weeks or months by summing the sums and recomputing the ratios (mart_account_periods does).';

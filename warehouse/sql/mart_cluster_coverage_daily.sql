@@ -1,0 +1,91 @@
+-- The account's seller and product-ad figures per day and currency split in two parts that add
+-- up exactly to the account total: the products in at least one cluster, each counted once
+-- ('clustered, de-duplicated'), and the rest ('unclustered': in no cluster, or no catalog
+-- product).
+CREATE VIEW mart_cluster_coverage_daily AS
+WITH clustered AS (
+    SELECT DISTINCT account_id, product
+    FROM cluster_products
+),
+seller AS (
+    SELECT
+        s.account_id,
+        s.date,
+        s.currency,
+        CASE
+            WHEN k.product IS NULL THEN 'unclustered'
+            ELSE 'clustered, de-duplicated'
+        END AS scope,
+        count(DISTINCT s.product) AS seller_products,
+        count(*) AS seller_rows,
+        sum(s.sales) AS sales,
+        CAST(sum(s.units) AS BIGINT) AS units,
+        CAST(sum(s.orders) AS BIGINT) AS orders,
+        CAST(sum(s.sessions) AS BIGINT) AS sessions,
+        CAST(sum(s.page_views) AS BIGINT) AS page_views,
+        CAST(sum(s.orders) FILTER (WHERE s.sessions IS NOT NULL) AS BIGINT) AS orders_with_traffic,
+        sum(s.b2b_sales) AS b2b_sales,
+        CAST(sum(s.b2b_units) AS BIGINT) AS b2b_units
+    FROM seller_product_metrics AS s
+    LEFT JOIN clustered AS k ON k.account_id = s.account_id AND k.product = s.product
+    GROUP BY ALL
+),
+ads AS (
+    SELECT
+        a.account_id,
+        a.date,
+        a.currency,
+        CASE
+            WHEN k.product IS NULL THEN 'unclustered'
+            ELSE 'clustered, de-duplicated'
+        END AS scope,
+        count(DISTINCT a.product) AS advertised_products,
+        count(*) AS product_ad_rows,
+        CAST(sum(a.impressions) AS BIGINT) AS ad_impressions,
+        CAST(sum(a.clicks) AS BIGINT) AS ad_clicks,
+        CAST(sum(a.orders) AS BIGINT) AS ad_orders,
+        CAST(sum(a.units) AS BIGINT) AS ad_units,
+        sum(a.cost) AS ad_spend,
+        sum(a.sales) AS ad_sales
+    FROM product_ad_metrics AS a
+    LEFT JOIN clustered AS k ON k.account_id = a.account_id AND k.product = a.product
+    GROUP BY ALL
+)
+SELECT
+    coalesce(s.account_id, a.account_id) AS account_id,
+    coalesce(s.date, a.date) AS date,
+    coalesce(s.currency, a.currency) AS currency,
+    coalesce(s.scope, a.scope) AS scope,
+    coalesce(s.seller_products, 0) AS seller_products,
+    coalesce(s.seller_rows, 0) AS seller_rows,
+    coalesce(a.advertised_products, 0) AS advertised_products,
+    coalesce(a.product_ad_rows, 0) AS product_ad_rows,
+    s.sales,
+    s.units,
+    s.orders,
+    s.sessions,
+    s.page_views,
+    safe_ratio(s.orders_with_traffic, s.sessions) AS conversion_rate,
+    s.b2b_sales,
+    s.b2b_units,
+    a.ad_impressions,
+    a.ad_clicks,
+    a.ad_orders,
+    a.ad_units,
+    a.ad_spend,
+    a.ad_sales,
+    safe_ratio(a.ad_spend, a.ad_sales) AS acos,
+    safe_ratio(a.ad_sales, a.ad_spend) AS roas,
+    safe_ratio(a.ad_clicks, a.ad_impressions) AS ctr,
+    money_ratio(a.ad_spend, a.ad_clicks, coalesce(s.currency, a.currency)) AS cpc,
+    safe_ratio(a.ad_spend, s.sales) AS tacos,
+    s.orders_with_traffic
+FROM seller AS s
+FULL JOIN ads AS a
+    ON a.account_id = s.account_id
+    AND a.date = s.date
+    AND a.currency = s.currency
+    AND a.scope = s.scope;
+
+COMMENT ON VIEW mart_cluster_coverage_daily IS
+'The account''s seller figures (seller_product_metrics) and product-ad figures (product_ad_metrics, SP and SD) per day and currency in two scopes that add up exactly to the account total: ''clustered, de-duplicated'' (products in at least one keyword cluster, each counted once however many clusters hold it) and ''unclustered'' (products in no cluster, and rows without a catalog product). sum() over both scopes of a day and currency is the account total; mart_cluster_daily rows overlap and exceed the clustered total when a product sits in several clusters. A scope is absent on a day it has no row; sums are NULL when no row reported the measure; ratios are recomputed from the sums. Never add two currencies.';

@@ -1,0 +1,102 @@
+-- Seller and product-ad figures per keyword cluster, day and currency. A product in several
+-- clusters counts in full in each one, so these rows overlap and do not add up to the account:
+-- mart_cluster_coverage_daily has the de-duplicated clustered total and the unclustered rest.
+CREATE VIEW mart_cluster_daily AS
+WITH members AS (
+    SELECT DISTINCT account_id, cluster, product
+    FROM cluster_products
+),
+seller AS (
+    SELECT
+        m.account_id,
+        m.cluster,
+        s.date,
+        s.currency,
+        count(DISTINCT s.product) AS seller_products,
+        sum(s.sales) AS sales,
+        CAST(sum(s.units) AS BIGINT) AS units,
+        CAST(sum(s.orders) AS BIGINT) AS orders,
+        CAST(sum(s.sessions) AS BIGINT) AS sessions,
+        CAST(sum(s.page_views) AS BIGINT) AS page_views,
+        CAST(sum(s.orders) FILTER (WHERE s.sessions IS NOT NULL) AS BIGINT) AS orders_with_traffic,
+        sum(s.buy_box_percentage * s.page_views)
+            FILTER (WHERE s.buy_box_percentage IS NOT NULL AND s.page_views IS NOT NULL)
+            AS buy_box_weighted,
+        CAST(sum(s.page_views) FILTER (WHERE s.buy_box_percentage IS NOT NULL) AS BIGINT)
+            AS buy_box_weight,
+        sum(s.b2b_sales) AS b2b_sales,
+        CAST(sum(s.b2b_units) AS BIGINT) AS b2b_units
+    FROM seller_product_metrics AS s
+    JOIN members AS m ON m.account_id = s.account_id AND m.product = s.product
+    GROUP BY m.account_id, m.cluster, s.date, s.currency
+),
+ads AS (
+    SELECT
+        m.account_id,
+        m.cluster,
+        a.date,
+        a.currency,
+        count(DISTINCT a.product) AS advertised_products,
+        CAST(sum(a.impressions) AS BIGINT) AS ad_impressions,
+        CAST(sum(a.clicks) AS BIGINT) AS ad_clicks,
+        CAST(sum(a.orders) AS BIGINT) AS ad_orders,
+        CAST(sum(a.units) AS BIGINT) AS ad_units,
+        sum(a.cost) AS ad_spend,
+        sum(a.sales) AS ad_sales
+    FROM product_ad_metrics AS a
+    JOIN members AS m ON m.account_id = a.account_id AND m.product = a.product
+    GROUP BY m.account_id, m.cluster, a.date, a.currency
+),
+joined AS (
+    SELECT
+        coalesce(s.account_id, a.account_id) AS account_id,
+        coalesce(s.cluster, a.cluster) AS cluster,
+        coalesce(s.date, a.date) AS date,
+        coalesce(s.currency, a.currency) AS currency,
+        coalesce(s.seller_products, 0) AS seller_products,
+        coalesce(a.advertised_products, 0) AS advertised_products,
+        s.* EXCLUDE (account_id, cluster, date, currency, seller_products),
+        a.* EXCLUDE (account_id, cluster, date, currency, advertised_products)
+    FROM seller AS s
+    FULL JOIN ads AS a
+        ON a.account_id = s.account_id
+        AND a.cluster = s.cluster
+        AND a.date = s.date
+        AND a.currency = s.currency
+)
+SELECT
+    j.account_id,
+    j.cluster,
+    c.name AS cluster_name,
+    j.date,
+    j.currency,
+    j.seller_products,
+    j.advertised_products,
+    j.sales,
+    j.units,
+    j.orders,
+    j.sessions,
+    j.page_views,
+    safe_ratio(j.orders_with_traffic, j.sessions) AS conversion_rate,
+    round(safe_ratio(j.buy_box_weighted, j.buy_box_weight), 4) AS buy_box_percentage,
+    j.b2b_sales,
+    j.b2b_units,
+    j.ad_impressions,
+    j.ad_clicks,
+    j.ad_orders,
+    j.ad_units,
+    j.ad_spend,
+    j.ad_sales,
+    safe_ratio(j.ad_spend, j.ad_sales) AS acos,
+    safe_ratio(j.ad_sales, j.ad_spend) AS roas,
+    safe_ratio(j.ad_clicks, j.ad_impressions) AS ctr,
+    money_ratio(j.ad_spend, j.ad_clicks, j.currency) AS cpc,
+    safe_ratio(j.ad_spend, j.sales) AS tacos,
+    j.orders_with_traffic,
+    j.buy_box_weighted,
+    j.buy_box_weight
+FROM joined AS j
+LEFT JOIN clusters AS c ON c.account_id = j.account_id AND c.id = j.cluster;
+
+COMMENT ON VIEW mart_cluster_daily IS
+'Per keyword cluster, day and currency: the seller figures (seller_product_metrics) and the product-ad figures (product_ad_metrics, SP and SD summed) of the cluster''s products, joined by catalog product through cluster_products. A product in several clusters counts in full in each cluster, as the service''s group_by=cluster does: rows of different clusters overlap and must not be added to make an account total; use mart_cluster_coverage_daily (de-duplicated clustered total plus the unclustered remainder = the account total). The cluster and cluster_name columns of the metrics tables (the product''s first cluster only) are not used. Sums are NULL when no product reported the measure; ratios are recomputed from sums (conversion_rate over rows with reported traffic, buy_box_percentage weighted by page views, tacos = ad_spend / sales); stock is not shown because a cluster spans countries. Never add two currencies.';
