@@ -5,7 +5,9 @@ The key is best given as `EnvVar("ADS_API_KEY")` so that run config never holds 
 """
 
 import dagster as dg
+import httpx
 
+from pipelines.client.http import RetryPolicy
 from pipelines.extract import Destination
 from pipelines.sandbox.embedded import DEFAULT_PRESET
 from pipelines.settings import Settings, load_settings
@@ -25,13 +27,33 @@ class WarehouseResource(dg.ConfigurableResource):
 
 
 class ServiceResource(dg.ConfigurableResource):
-    """The Advertising and Catalog Data Service, or the embedded sandbox when no URL is set."""
+    """The Advertising and Catalog Data Service, or the embedded sandbox when no URL is set.
+
+    `timeout_seconds` bounds each attempt at a request (connect within at most 10 s of it,
+    the whole answer within their sum); transient faults are retried `retry_attempts` times
+    with jittered exponential backoff from `retry_backoff_seconds` up to
+    `retry_backoff_max_seconds` (or what Retry-After asks, within that maximum).
+    """
 
     base_url: str | None = None
     api_key: str | None = None
     account_ids: str | None = None
     max_in_flight: int = 8
     sandbox_preset: str = DEFAULT_PRESET
+    timeout_seconds: float = 60.0
+    retry_attempts: int = 8
+    retry_backoff_seconds: float = 0.25
+    retry_backoff_max_seconds: float = 30.0
+
+    def http_timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds))
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            attempts=self.retry_attempts,
+            backoff_base=self.retry_backoff_seconds,
+            backoff_max=self.retry_backoff_max_seconds,
+        )
 
     def settings(self, warehouse: WarehouseResource) -> Settings:
         return load_settings(

@@ -48,7 +48,11 @@ def materialize_source(
 
     async def go() -> tuple[Outcomes, RunStats, list[str]]:
         async with open_session(
-            settings, max_in_flight=service.max_in_flight, preset=service.sandbox_preset
+            settings,
+            max_in_flight=service.max_in_flight,
+            preset=service.sandbox_preset,
+            timeout=service.http_timeout(),
+            retry=service.retry_policy(),
         ) as session:
             session.client.stats.on_page = partial(report, source.name)
             outcomes = await extract_source(

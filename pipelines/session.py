@@ -5,13 +5,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import date
 
+import httpx
+
 from pipelines.client.accounts import (
     AccountRef,
     Credential,
     describe_credential,
     reachable_accounts,
 )
-from pipelines.client.http import ServiceClient
+from pipelines.client.http import RetryPolicy, ServiceClient
 from pipelines.client.windows import WindowCaps
 from pipelines.sandbox.app import SandboxTransport
 from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
@@ -34,7 +36,12 @@ class Session:
 
 @asynccontextmanager
 async def open_session(
-    settings: Settings, *, max_in_flight: int = 8, preset: str = DEFAULT_PRESET
+    settings: Settings,
+    *,
+    max_in_flight: int = 8,
+    preset: str = DEFAULT_PRESET,
+    timeout: httpx.Timeout | None = None,
+    retry: RetryPolicy | None = None,
 ) -> AsyncIterator[Session]:
     if settings.uses_sandbox:
         transport = SandboxTransport(embedded_service(preset, settings.today))
@@ -42,7 +49,12 @@ async def open_session(
     else:
         transport, base_url = None, str(settings.base_url)
     async with ServiceClient(
-        base_url, settings.secret_key, transport=transport, max_in_flight=max_in_flight
+        base_url,
+        settings.secret_key,
+        transport=transport,
+        max_in_flight=max_in_flight,
+        timeout=timeout,
+        retry=retry,
     ) as client:
         credential = await describe_credential(client)
         accounts = await reachable_accounts(client, credential, settings.account_ids)

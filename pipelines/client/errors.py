@@ -57,6 +57,16 @@ class TransientError(ServiceError):
         super().__init__(*args, **kwargs)
         self.retry_after = retry_after
 
+    def gave_up(self, attempts: int) -> "TransientError":
+        """The same fault, saying that retrying it `attempts` times did not help."""
+        return TransientError(
+            self.request,
+            self.status,
+            f"{self.reason} (gave up after {attempts} attempts)",
+            code=self.code,
+            param=self.param,
+        )
+
 
 class PaginationError(ServiceError):
     """The service's paging misbehaved (a cursor that does not advance, an endless list)."""

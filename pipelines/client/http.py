@@ -1,19 +1,14 @@
 """The HTTP session: bearer auth, GET only, bounded concurrency, retries, and error mapping."""
 
+import asyncio
 import logging
+import random
+import time
 from dataclasses import dataclass
 
 import httpx
 import orjson
 from pydantic import SecretStr
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    stop_after_delay,
-    wait_random_exponential,
-)
 
 from pipelines.client.errors import (
     BY_STATUS,
@@ -30,12 +25,36 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard to try before a transient fault becomes an error."""
+    """How hard to try before a transient fault becomes an error.
+
+    Sleeps are "full jitter" exponential (uniform in 0..base*2^n, capped at `backoff_max`), so
+    a burst of failures does not come back in lockstep; a `Retry-After` is honoured up to
+    `backoff_max`. `total_seconds` bounds the whole request, sleeps included.
+    """
 
     attempts: int = 8
     total_seconds: float = 300.0
     backoff_base: float = 0.25
     backoff_max: float = 30.0
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to sleep after failed attempt number `attempt` (1-based)."""
+        if retry_after is not None:
+            return min(retry_after, self.backoff_max)
+        return random.uniform(0, min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)))
+
+
+DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+
+
+def attempt_deadline(timeout: httpx.Timeout) -> float:
+    """Seconds one attempt may take end to end: connecting plus reading the whole answer.
+
+    httpx applies its read timeout per chunk and only on network transports (not on the
+    in-process sandbox), so a trickling or stalled answer could otherwise hold a run forever.
+    """
+    parts = [t for t in (timeout.connect, timeout.read) if t is not None]
+    return sum(parts) if parts else DEFAULT_TIMEOUT.read + DEFAULT_TIMEOUT.connect
 
 
 @dataclass(frozen=True)
@@ -69,13 +88,14 @@ class ServiceClient:
         self._http = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
             transport=transport,
-            timeout=timeout or httpx.Timeout(60.0, connect=10.0),
+            timeout=timeout or DEFAULT_TIMEOUT,
             limits=httpx.Limits(
                 max_connections=max_in_flight, max_keepalive_connections=max_in_flight
             ),
             verify=verify_tls,
             headers={"Accept": "application/json"},
         )
+        self.deadline = attempt_deadline(timeout or DEFAULT_TIMEOUT)
         self.limiter = AdaptiveLimiter(max_in_flight)
         self.retry = retry or RetryPolicy()
         self.stats = RunStats()
@@ -101,19 +121,24 @@ class ServiceClient:
     async def get(
         self, path: str, params: dict | None = None, account: str | None = None
     ) -> Response:
-        """GET a JSON document, retrying transient faults; raise a ServiceError otherwise."""
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(TransientError),
-            wait=self._wait,
-            stop=stop_after_attempt(self.retry.attempts)
-            | stop_after_delay(self.retry.total_seconds),
-            before_sleep=self._count_retry,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
+        """GET a JSON document, retrying transient faults; raise a ServiceError otherwise.
+
+        After the last attempt the error says how many were made, so a user reading the one
+        line knows the failure was persistent and not a single hiccup."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
                 return await self._get_once(path, params, account)
-        raise AssertionError("unreachable: tenacity reraises")
+            except TransientError as error:
+                pause = self.retry.backoff(attempt, error.retry_after)
+                spent = time.monotonic() - started
+                if attempt >= self.retry.attempts or spent + pause > self.retry.total_seconds:
+                    raise error.gave_up(attempt) from None
+                self.stats.retries += 1
+                log.debug("retrying in %.3f s after %s", pause, error)
+            await asyncio.sleep(pause)
 
     async def _get_once(self, path: str, params: dict | None, account: str | None) -> Response:
         where = describe("GET", path, params)
@@ -123,8 +148,11 @@ class ServiceClient:
         async with self.limiter:
             self.stats.requests += 1
             try:
-                answer = await self._http.get(path, params=params, headers=headers)
-                content = answer.content
+                async with asyncio.timeout(self.deadline):
+                    answer = await self._http.get(path, params=params, headers=headers)
+                    content = answer.content
+            except TimeoutError:
+                raise TransientError(where, None, f"no answer within {self.deadline:g} s") from None
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 raise TransientError(where, None, f"{type(exc).__name__}: {exc}") from None
         self.stats.bytes += len(content)
@@ -155,20 +183,6 @@ class ServiceClient:
         if not isinstance(body, dict):
             raise ServiceError(where, status, "the body is not a JSON object")
         return Response(body, len(content))
-
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, TransientError) and error.retry_after is not None:
-            return min(error.retry_after, self.retry.backoff_max)
-        jitter = wait_random_exponential(
-            multiplier=self.retry.backoff_base, max=self.retry.backoff_max
-        )
-        return jitter(state)
-
-    def _count_retry(self, state: RetryCallState) -> None:
-        self.stats.retries += 1
-        error = state.outcome.exception() if state.outcome else None
-        log.debug("retrying after %s", error)
 
 
 def _retry_after(answer: httpx.Response) -> float | None:

@@ -1,0 +1,424 @@
+"""Reliability scenarios: `adwh run` under faults, killed mid-write, run twice at once.
+
+Shared by the tests (short ranges, a few cases each, in `make test`) and by
+`python -m tests.reliability` (the soak: longer ranges, many seeds and kills, counted in
+RELIABILITY.md). Every scenario runs the real command: in process through
+`pipelines.cli.main` (faults are switched on the embedded sandbox that run uses), or as a
+subprocess that can be SIGKILLed. A clean run of the same range, in a home of its own, is what
+every outcome is compared with.
+"""
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipelines import execute
+from pipelines.cli import main
+from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
+from pipelines.sandbox.faults import NO_FAULTS, FaultPlan
+from pipelines.sandbox.service import SandboxService
+from tests.conftest import TODAY
+from tests.lake_reader import WAREHOUSE, partition_digest
+
+REPO = Path(__file__).resolve().parents[1]
+# A short range for the many fault runs; a long one (two extraction windows) for the kills.
+SHORT = (date(2026, 11, 20), date(2026, 11, 22))
+LONG = (date(2026, 9, 11), date(2026, 11, 9))
+# Retries for tests: many attempts (a 50% storm must not exhaust them) and tiny backoffs.
+FAST_RETRIES = {
+    "retry_attempts": 20,
+    "retry_backoff_seconds": 0.001,
+    "retry_backoff_max_seconds": 0.02,
+}
+FEW_RETRIES = {**FAST_RETRIES, "retry_attempts": 3}
+SHORT_TIMEOUT = {"timeout_seconds": 0.2}
+ENV_NAMES = (
+    "ADWH_HOME",
+    "ADWH_TODAY",
+    "ADS_API_BASE_URL",
+    "ADS_API_KEY",
+    "ADS_ACCOUNT_IDS",
+    "DAGSTER_HOME",
+)
+
+
+# ---------------------------------------------------------------------------- faults
+@dataclass(frozen=True)
+class CountingPlan(FaultPlan):
+    """A fault plan that counts what it deals out: a fault kind, or "none", per request."""
+
+    dealt: Counter = field(default_factory=Counter, compare=False, repr=False)
+
+    def pick(self, request_number: int) -> str | None:
+        fault = super().pick(request_number)
+        self.dealt[fault or "none"] += 1
+        return fault
+
+
+def counting(plan: FaultPlan) -> CountingPlan:
+    fields = {name: getattr(plan, name) for name in plan.__dataclass_fields__}
+    return CountingPlan(**fields)
+
+
+@contextlib.contextmanager
+def faults(plan: FaultPlan) -> Iterator[SandboxService]:
+    """Switch `plan` on the embedded sandbox that `adwh run` uses, with an empty request log."""
+    service = embedded_service(DEFAULT_PRESET, TODAY)
+    service.faults = plan
+    service.requests.clear()
+    try:
+        yield service
+    finally:
+        service.faults = NO_FAULTS
+
+
+# ---------------------------------------------------------------------------- running adwh
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def line(self) -> str:
+        return self.err.strip()
+
+
+@contextlib.contextmanager
+def environment(home: Path, **extra: str) -> Iterator[None]:
+    """The contract's variables for one run: this home, the fixed reference date, `extra`."""
+    saved = {name: os.environ.get(name) for name in ENV_NAMES}
+    for name in ENV_NAMES:
+        os.environ.pop(name, None)
+    os.environ.update({"ADWH_HOME": str(home), "ADWH_TODAY": TODAY.isoformat(), **extra})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def service_config(**config: object) -> Iterator[None]:
+    """Dagster resource config for the `service` resource of the runs `adwh run` launches."""
+    original = execute.QUIET
+    if config:
+        execute.QUIET = {**original, "resources": {"service": {"config": config}}}
+    try:
+        yield
+    finally:
+        execute.QUIET = original
+
+
+def run_args(span: tuple[date, date], *extra: str) -> list[str]:
+    return ["run", "--start", span[0].isoformat(), "--end", span[1].isoformat(), *extra]
+
+
+def adwh(home: Path, argv: list[str], config: dict | None = None, **env: str) -> Outcome:
+    """`adwh ARGV` in this process, its stdout and stderr captured."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        environment(home, **env),
+        service_config(**(config or {})),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            code = main(argv)
+        except SystemExit as exited:
+            code = exited.code if isinstance(exited.code, int) else 1
+    return Outcome(code, out.getvalue(), err.getvalue())
+
+
+_CLEAN: dict[tuple[date, date], Path] = {}
+
+
+def clean_run(span: tuple[date, date]) -> Path:
+    """The home of a fault-free run of `span`: made once per process, never modified."""
+    if span not in _CLEAN:
+        root = Path(tempfile.mkdtemp(prefix="adwh-clean-"))
+        home = root / "home"
+        with faults(NO_FAULTS):
+            outcome = adwh(home, run_args(span))
+        assert outcome.code == 0, outcome.err
+        _CLEAN[span] = home
+    return _CLEAN[span]
+
+
+def remove_clean_runs() -> None:
+    for home in _CLEAN.values():
+        shutil.rmtree(home.parent, ignore_errors=True)
+    _CLEAN.clear()
+
+
+def new_home(path: Path, like: Path) -> Path:
+    """An empty home that keeps `like`'s pseudonym key, as a user's home keeps its own."""
+    (path / "secrets").mkdir(parents=True)
+    shutil.copy2(like / "secrets" / "pseudonym.key", path / "secrets" / "pseudonym.key")
+    return path
+
+
+def copy_home(path: Path, like: Path) -> Path:
+    """A copy of a complete home: the previous state a run starts from."""
+    shutil.copytree(like, path)
+    return path
+
+
+# ---------------------------------------------------------------------------- what is there
+def warehouse_digest(home: Path) -> dict[str, tuple[int, str]]:
+    """Every base table of warehouse.duckdb: its rows and the md5 of all of them, sorted,
+    without `_extracted_at`. Equal digests mean equal tables, row for row."""
+    with duckdb.connect(str(home / WAREHOUSE), read_only=True) as con:
+        names = [
+            row[0]
+            for row in con.sql(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_type = 'BASE TABLE' ORDER BY 1"
+            ).fetchall()
+        ]
+        return {
+            name: con.sql(
+                "SELECT count(*), md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) "
+                "ORDER BY CAST(t AS VARCHAR)), '')) FROM "
+                f'(SELECT * EXCLUDE (_extracted_at) FROM "{name}") t'
+            ).fetchall()[0]
+            for name in names
+        }
+
+
+def lake_digest(home: Path) -> dict[str, tuple[int, str]]:
+    """Every lake partition (table/date=…): its rows and the md5 of them, as a reader sees."""
+    lake = home / "lake"
+    with duckdb.connect() as con:
+        return {
+            str(folder.relative_to(lake)): partition_digest(con, folder)
+            for folder in sorted(lake.glob("*/date=*"))
+        }
+
+
+def file_state(home: Path) -> dict[str, tuple[int, int, int]]:
+    """(inode, size, mtime) of every lake file and of the warehouse: equal means untouched."""
+    files = [*sorted((home / "lake").rglob("*")), home / WAREHOUSE]
+    return {
+        str(p.relative_to(home)): (p.stat().st_ino, p.stat().st_size, p.stat().st_mtime_ns)
+        for p in files
+        if p.exists()
+    }
+
+
+def leftovers(home: Path) -> list[str]:
+    """What an interrupted run leaves: staging folders, half-built warehouses, temp pages."""
+    found = [
+        *home.glob("staging/*"),
+        *home.glob(f"{WAREHOUSE}.building-*"),
+        *home.glob("raw/**/*.tmp"),
+    ]
+    return sorted(str(p.relative_to(home)) for p in found)
+
+
+def one_line(outcome: Outcome) -> bool:
+    return len(outcome.line.splitlines()) == 1 and outcome.line.startswith("adwh: ")
+
+
+# ---------------------------------------------------------------------------- faulty runs
+@dataclass
+class FaultyRun:
+    """One `adwh run` under a fault plan, and which of the two allowed endings it reached."""
+
+    outcome: Outcome
+    dealt: Counter
+    answered: int  # requests that reached the service's handlers
+    identical: bool  # exit 0 and the warehouse of a clean run
+    intact: bool  # or: a one-line failure, the lake as before and the warehouse untouched
+
+    @property
+    def requests(self) -> int:
+        return sum(self.dealt.values())
+
+    @property
+    def acceptable(self) -> bool:
+        return self.identical or self.intact
+
+
+def faulty_run(
+    home: Path, span: tuple[date, date], plan: FaultPlan, config: dict | None = None
+) -> FaultyRun:
+    """Run `span` under `plan` from `home`'s current state (an empty or a complete home)."""
+    clean = clean_run(span)
+    before_files = file_state(home)
+    before_lake = lake_digest(home) if (home / "lake").exists() else {}
+    counted = counting(plan)
+    with faults(counted) as service:
+        outcome = adwh(home, run_args(span), config)
+        answered = len(service.requests)
+    identical = outcome.code == 0 and warehouse_digest(home) == warehouse_digest(clean)
+    intact = (
+        outcome.code != 0
+        and one_line(outcome)
+        and lake_digest(home) == before_lake
+        and {k: v for k, v in file_state(home).items() if k == WAREHOUSE}
+        == {k: v for k, v in before_files.items() if k == WAREHOUSE}
+    )
+    return FaultyRun(outcome, counted.dealt, answered, identical, intact)
+
+
+# ---------------------------------------------------------------------------- subprocesses
+def subprocess_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
+    return env | {"ADWH_HOME": str(home), "ADWH_TODAY": TODAY.isoformat()}
+
+
+def spawn(home: Path, argv: list[str], log: Path) -> subprocess.Popen:
+    """`adwh ARGV` as a process of its own, as cron or a shell would start it."""
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            [sys.executable, "-m", "pipelines.cli", *argv],
+            cwd=REPO,
+            env=subprocess_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            start_new_session=True,
+        )
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(30)
+
+
+Trigger = Callable[[Path], bool]
+
+
+def pages_landed(home: Path) -> bool:
+    """The run is extracting: raw pages are being written."""
+    return any((home / "raw").glob("*/account=*/*/page-*"))
+
+
+def partitions_published(count: int) -> Trigger:
+    """The run has swapped `count` partitions into the lake (folders newer than its start)."""
+    since: list[int] = []
+
+    def trigger(home: Path) -> bool:
+        if not since:
+            since.append(time.time_ns())
+        fresh = (p for p in (home / "lake").glob("*/date=*") if p.stat().st_mtime_ns > since[0])
+        return sum(1 for _ in fresh) >= count
+
+    return trigger
+
+
+def building(home: Path) -> bool:
+    """The run is building warehouse.duckdb beside the old one."""
+    return any(home.glob(f"{WAREHOUSE}.building-*"))
+
+
+def after(seconds: float) -> Trigger:
+    started = time.monotonic()
+    return lambda home: time.monotonic() - started >= seconds
+
+
+@dataclass
+class Kill:
+    trigger: str
+    killed: bool  # False: the run ended before the trigger fired
+    seconds: float
+    code: int | None
+
+
+def run_killed(
+    home: Path, argv: list[str], trigger: Trigger, name: str, log: Path, timeout: float = 120
+) -> Kill:
+    """Start `adwh ARGV`, SIGKILL it the moment `trigger(home)` holds."""
+    started = time.monotonic()
+    process = spawn(home, argv, log)
+    try:
+        while process.poll() is None and time.monotonic() - started < timeout:
+            if trigger(home):
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(30)
+                return Kill(name, True, time.monotonic() - started, process.returncode)
+            time.sleep(0.002)
+        return Kill(name, False, time.monotonic() - started, process.poll())
+    finally:
+        stop(process)
+
+
+@dataclass
+class Sightings:
+    """What the reader process saw."""
+
+    reads: int = 0
+    warehouse_reads: int = 0
+    partitions_seen: int = 0
+    problems: list[str] = field(default_factory=list)
+    problem_count: int = 0
+
+
+@contextlib.contextmanager
+def reader(home: Path, clean: Path, scratch: Path) -> Iterator[Sightings]:
+    """A process reading the lake and the warehouse throughout the block; filled in after."""
+    stop_file, report = scratch / "reader.stop", scratch / "reader.json"
+    sightings = Sightings()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.lake_reader", str(home), str(clean), stop_file, report],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not report.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.01)
+        assert report.exists(), "the reader did not start"
+        yield sightings
+        stop_file.touch()
+        process.wait(60)
+        seen = json.loads(report.read_text())
+        for name in ("reads", "warehouse_reads", "partitions_seen", "problems", "problem_count"):
+            setattr(sightings, name, seen.get(name, getattr(sightings, name)))
+    finally:
+        stop(process)
+
+
+def kill_and_recover(
+    home: Path, span: tuple[date, date], triggers: list[tuple[str, Trigger]], scratch: Path
+) -> tuple[list[Kill], list[str], Outcome]:
+    """Kill one run of `span` per trigger, then run it to the end. After each kill, every
+    partition in the lake must be a clean run's and none published before may be missing (a
+    crash loses nothing), and the warehouse, if any, must be a clean run's."""
+    clean = clean_run(span)
+    expected_lake, expected_warehouse = lake_digest(clean), warehouse_digest(clean)
+    before = set(lake_digest(home)) if (home / "lake").exists() else set()
+    kills, damage = [], []
+    for name, trigger in triggers:
+        kill = run_killed(home, run_args(span), trigger, name, scratch / "killed.log")
+        kills.append(kill)
+        now = lake_digest(home) if (home / "lake").exists() else {}
+        damage += [
+            f"after the kill at {name}: {k} differs" for k in now if now[k] != expected_lake.get(k)
+        ]
+        damage += [f"after the kill at {name}: {k} is gone" for k in sorted(before - set(now))]
+        before |= set(now)
+        if (home / WAREHOUSE).exists() and warehouse_digest(home) != expected_warehouse:
+            damage.append(f"after the kill at {name}: the warehouse is not a clean run's")
+    outcome = adwh(home, run_args(span))
+    return kills, damage, outcome
