@@ -7,6 +7,9 @@ Dates in the published range that have no rows lose their old partition: re-mate
 range replaces exactly those partitions.
 """
 
+import ctypes
+import errno
+import os
 import shutil
 import uuid
 from collections.abc import Iterable
@@ -19,6 +22,28 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from warehouse.schemas import Layout, TableSchema
+
+_RENAME_EXCHANGE = 2  # renameat2(2) flag: swap two paths in one step
+_AT_FDCWD = -100
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two directories atomically (Linux renameat2 RENAME_EXCHANGE); False where the
+    system cannot, and the caller falls back to two renames. With two renames a reader can
+    glob between them and find the partition missing, and a crash there loses it until the
+    next run."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    done = renameat2(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    if done == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
 
 
 class Lake:
@@ -64,6 +89,9 @@ class Lake:
         return len(written)
 
     def _swap(self, staged: Path, target: Path) -> None:
+        if staged.exists() and target.exists() and _exchange(staged, target):
+            shutil.rmtree(staged, ignore_errors=True)  # it now holds the old partition
+            return
         trash = self.staging / f"trash-{uuid.uuid4().hex}"
         if target.exists():
             trash.parent.mkdir(parents=True, exist_ok=True)

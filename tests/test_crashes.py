@@ -1,0 +1,84 @@
+"""Crashes and concurrent runs: `adwh run` SIGKILLed mid-write, or started twice on one home.
+
+A kill can land anywhere, so the tests aim it where damage would be possible: while a lake
+partition is being staged and swapped in, and while warehouse.duckdb is being built. After
+each kill the lake holds only whole partitions (each equal to a clean run's) and no partition
+published before is missing; the warehouse is absent, the previous one, or a clean run's. A
+reader process polls the lake and the DuckDB file all along and must never see anything
+partial. The next run completes and ends with a clean run's warehouse.
+"""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import scenarios
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _clean_runs():
+    yield
+    scenarios.remove_clean_runs()
+
+
+def writing_the_lake(after_partitions: int) -> scenarios.Trigger:
+    """The run is writing lake partitions (pyarrow is filling a staging folder, or its
+    partitions are being swapped in), once it has published `after_partitions` already."""
+    published = scenarios.partitions_published(after_partitions)
+
+    def trigger(home: Path) -> bool:
+        staging = home / "staging"
+        return published(home) and staging.is_dir() and any(staging.iterdir())
+
+    return trigger
+
+
+def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_lost(tmp_path):
+    """The first night's run dies mid-lake; the next completes. A later run dies while
+    building the DuckDB file: the previous warehouse stays as it was, and the next completes.
+    A reader polls the lake and the DuckDB file throughout."""
+    clean = scenarios.clean_run(scenarios.LONG)
+    home = scenarios.new_home(tmp_path / "home", clean)
+    with scenarios.reader(home, clean, tmp_path) as seen:
+        kills, damage, outcome = scenarios.kill_and_recover(
+            home, scenarios.LONG, [("lake write", writing_the_lake(30))], tmp_path
+        )
+        assert outcome.code == 0, outcome.err
+        warehouse = scenarios.file_state(home)[scenarios.WAREHOUSE]
+        more_kills, more_damage, outcome = scenarios.kill_and_recover(
+            home,
+            scenarios.LONG,
+            [("DuckDB build", scenarios.building)],
+            tmp_path,
+            between=lambda: scenarios.file_state(home)[scenarios.WAREHOUSE] == warehouse,
+        )
+        time.sleep(0.3)  # let the reader open the last warehouse too
+    assert all(kill.killed for kill in kills + more_kills), kills + more_kills
+    assert damage + more_damage == []
+    assert outcome.code == 0, outcome.err
+    assert scenarios.warehouse_digest(home) == scenarios.warehouse_digest(clean)
+    assert scenarios.lake_digest(home) == scenarios.lake_digest(clean)
+    assert scenarios.leftovers(home) == []
+    assert seen.problems == [], seen.problems
+    assert seen.reads > 0 and seen.warehouse_reads > 0
+
+
+def test_a_second_run_on_the_same_home_refuses_in_one_line_and_corrupts_nothing(tmp_path):
+    clean = scenarios.clean_run(scenarios.SHORT)
+    home = scenarios.new_home(tmp_path / "home", clean)
+    first = scenarios.spawn(home, scenarios.run_args(scenarios.SHORT), tmp_path / "first.log")
+    try:
+        deadline = time.monotonic() + 60
+        while not scenarios.pages_landed(home) and time.monotonic() < deadline:
+            assert first.poll() is None, (tmp_path / "first.log").read_text()
+            time.sleep(0.005)
+        second = scenarios.adwh(home, scenarios.run_args(scenarios.SHORT))
+        assert first.poll() is None, "the first run ended before the second started"
+        assert first.wait(120) == 0, (tmp_path / "first.log").read_text()
+    finally:
+        scenarios.stop(first)
+    assert second.code == 2
+    assert scenarios.one_line(second) and "another adwh run is using" in second.line
+    assert scenarios.warehouse_digest(home) == scenarios.warehouse_digest(clean)
+    assert scenarios.lake_digest(home) == scenarios.lake_digest(clean)
