@@ -8,6 +8,7 @@ import asyncio
 import sys
 from datetime import date, timedelta
 from pathlib import Path
+from typing import NoReturn
 
 from filelock import FileLock, Timeout
 
@@ -22,6 +23,14 @@ class UsageError(ValueError):
     """Bad input from the user; the message is the one line they see."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (`adwh: …`) like every other failure, not the
+    usage block: schedulers and log collectors keep the last line, and it must say why."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"adwh: {message} (see {self.prog} --help)\n")
+
+
 def _date(value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -30,7 +39,7 @@ def _date(value: str) -> date:
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="adwh", description=__doc__)
+    root = Parser(prog="adwh", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="materialize every asset for a date range")
     run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
@@ -69,6 +78,44 @@ def resolve_range(settings: Settings, start: date | None, end: date | None) -> t
     return start, end
 
 
+def check_retention(today: date, end: date, tables: tuple[str, ...]) -> None:
+    """Refuse a range the service no longer answers for a table the user named.
+
+    The spec keeps the optimization history 90 days and the change log 12 months. A run of
+    every table still fetches the others and keeps what the warehouse holds for those two
+    (a warning), but naming one of them for a range wholly before its retention can only
+    fetch nothing, so it is refused before anything is written. The spec states no retention
+    for metrics or current state; those are not refused."""
+    from pipelines.sources import SOURCES
+
+    for source in SOURCES:
+        named = [o.schema.name for o in source.outputs if o.schema.name in tables]
+        if source.retention_days is None or not named:
+            continue
+        oldest = today - timedelta(days=source.retention_days)
+        if end < oldest:
+            raise UsageError(
+                f"{', '.join(named)}: the service keeps {source.retention_days} days, back to "
+                f"{oldest} (from ADWH_TODAY {today}); --end {end} is before that"
+            )
+
+
+def check_accounts(settings: Settings) -> None:
+    """When `ADS_ACCOUNT_IDS` names accounts, ask the service whether the key reaches them
+    before anything is written: a typo fails here in one line, leaving `$ADWH_HOME` as it
+    was, instead of in every asset of the run."""
+    from pipelines.session import open_session
+
+    if not settings.account_ids:
+        return
+
+    async def go() -> None:
+        async with open_session(settings):
+            pass
+
+    asyncio.run(go())
+
+
 def writable_home(home: Path) -> Path:
     try:
         home.mkdir(parents=True, exist_ok=True)
@@ -97,6 +144,9 @@ def command_run(
         selection(tables)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    if not from_raw:
+        check_retention(settings.today, end, tables)
+        check_accounts(settings)
     home = writable_home(settings.home)
     try:
         with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):

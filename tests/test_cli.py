@@ -1,5 +1,7 @@
 """Bad input from the user: one line on stderr, a non-zero exit, nothing written."""
 
+import os
+
 import pytest
 
 from pipelines.cli import main
@@ -21,17 +23,70 @@ def test_bad_ranges_are_refused_in_one_line(home, capsys, argv, fragment):
     assert not home.exists()
 
 
-def test_malformed_date_is_refused(home, capsys):
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["run", "--start", "2026-13-01", "--end", "2026-10-02"], "not a date"),
+        (["run", "--start", "yesterday", "--end", "2026-10-02"], "not a date"),
+        (["run", "--start", "2026-10-01", "--end", "02/10/2026"], "not a date"),
+        (["run", "--start", "2026-10-01", "--end"], "expected one argument"),
+        (["run", "--since", "2026-10-01"], "unrecognized arguments"),
+    ],
+)
+def test_malformed_input_is_refused_in_one_line(home, capsys, argv, fragment):
+    """argparse's usage block would push the reason off a scheduler's last line."""
     with pytest.raises(SystemExit) as exited:
-        main(["run", "--start", "2026-13-01", "--end", "2026-10-02"])
+        main(argv)
     assert exited.value.code == 2
-    assert "not a date" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and err.startswith("adwh: ") and len(err.splitlines()) == 1
+    assert not home.exists()
+
+
+@pytest.mark.parametrize(
+    ("tables", "fragment"),
+    [
+        ("advertising_changes", "keeps 365 days"),
+        ("optimization_history", "keeps 90 days"),
+        ("campaign_metrics,optimization_other_changes", "keeps 90 days"),
+    ],
+)
+def test_a_window_before_the_services_retention_is_refused(home, capsys, tables, fragment):
+    """ADWH_TODAY is 2026-11-23: the change log reaches back to 2025-11-23, the history to
+    2026-08-25. Asking for those tables wholly before that can only fetch nothing."""
+    argv = ["run", "--start", "2025-10-01", "--end", "2025-10-31", "--tables", tables]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and "--end 2025-10-31 is before that" in err
+    assert len(err.splitlines()) == 1
+    assert not home.exists()
+
+
+def test_a_run_of_every_table_before_a_retention_keeps_what_is_held(home, embedded, capsys):
+    """Without --tables the metrics are still wanted: the history is skipped, not refused."""
+    assert main(["run", "--start", "2026-06-01", "--end", "2026-06-02"]) == 0
+    assert not (home / "lake" / "optimization_history").exists()
+    assert (home / "lake" / "campaign_metrics").is_dir()
+    asked = {r.path.split("/")[-1] for r in embedded.requests}
+    assert "optimization-history" not in asked
+
+
+def test_an_unknown_account_id_is_refused_before_anything_is_written(
+    home, embedded, capsys, monkeypatch
+):
+    monkeypatch.setenv("ADS_ACCOUNT_IDS", f"{embedded.main_account.id},0123456789abcdef01234567")
+    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "0123456789abcdef01234567" in err and "cannot reach" in err
+    assert len(err.splitlines()) == 1
+    assert not home.exists()
 
 
 def test_base_url_without_key_is_refused(home, capsys, monkeypatch):
     monkeypatch.setenv("ADS_API_BASE_URL", "https://ads.example.invalid")
     assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02"]) == 2
-    assert "ADS_API_KEY is required" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert "ADS_API_KEY is required" in err and len(err.splitlines()) == 1
     assert not home.exists()
 
 
@@ -40,7 +95,23 @@ def test_unwritable_home_is_refused(home, capsys, monkeypatch, tmp_path):
     blocker.write_text("")
     monkeypatch.setenv("ADWH_HOME", str(blocker / "home"))
     assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02"]) == 2
-    assert "is not writable" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert "is not writable" in err and len(err.splitlines()) == 1
+    assert blocker.read_text() == "" and sorted(tmp_path.iterdir()) == [blocker]
+
+
+def test_a_read_only_home_is_refused_and_left_as_it_was(home, capsys, tmp_path):
+    home.mkdir()
+    home.chmod(0o500)
+    try:
+        if os.access(home, os.W_OK):
+            pytest.skip("running as a user that can write anywhere (root)")
+        assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "is not writable" in err and len(err.splitlines()) == 1
+        assert list(home.iterdir()) == []
+    finally:
+        home.chmod(0o700)
 
 
 def test_check_lists_accounts_and_scopes(home, embedded, capsys):
