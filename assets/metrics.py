@@ -1,6 +1,6 @@
 """Daily performance facts, one asset per metrics resource, partitioned by day."""
 
-from assets.factory import source_asset
+from assets.factory import family_asset
 from pipelines.sources import METRICS
 
-METRICS_ASSETS = [source_asset(source, "metrics") for source in METRICS]
+METRICS_ASSETS = [family_asset("metrics", METRICS)]

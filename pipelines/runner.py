@@ -1,16 +1,17 @@
-"""The body every asset shares: open the service, extract one source, report what happened.
+"""The body every asset shares: open the service, extract a family's sources, report each table.
 
-Assets stay thin (which source, which group, a description for analysts); this module turns an
-extraction into Dagster metadata and one contract check result per table.
+Assets stay thin (which sources, which group, a description for analysts); this module turns
+extractions into Dagster metadata and one contract check result per table.
 """
 
 import asyncio
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 
 import dagster as dg
 
-from pipelines.client.stats import RunStats
+from pipelines.client.stats import RunStats, counting
 from pipelines.extract import Outcomes, Source, extract_source
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
@@ -35,18 +36,32 @@ def date_range(context: dg.AssetExecutionContext, source: Source, today: date) -
     return window.start.date(), window.end.date() - timedelta(days=1)
 
 
-def materialize_source(
+# Sources of a family extracted at once: cursor lists are sequential by nature, so several
+# walking side by side keep the service busy; more would only hold more windows in memory.
+SOURCES_AT_ONCE = 4
+
+
+def selected_sources(context: dg.AssetExecutionContext, sources: Sequence[Source]) -> list[Source]:
+    """The sources feeding any asset the run selected (a source always feeds all its tables)."""
+    selected = {key.to_user_string() for key in context.selected_asset_keys}
+    return [s for s in sources if any(o.schema.name in selected for o in s.outputs)]
+
+
+def materialize_sources(
     context: dg.AssetExecutionContext,
     service: ServiceResource,
     warehouse: WarehouseResource,
-    source: Source,
-) -> list[dg.MaterializeResult]:
+    sources: list[Source],
+) -> Iterator[dg.MaterializeResult]:
+    """Extract `sources` side by side through one session and report each table.
+
+    A source that fails does not stop the others: theirs are published and reported, then the
+    step fails with the first error, naming its source."""
     settings = service.settings(warehouse)
-    start, end = date_range(context, source, settings.today)
     destination = warehouse.destination()
     extracted_at = datetime.now(UTC)
 
-    async def go() -> tuple[Outcomes, RunStats, list[str]]:
+    async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
         async with open_session(
             settings,
             max_in_flight=service.max_in_flight,
@@ -54,17 +69,47 @@ def materialize_source(
             timeout=service.http_timeout(),
             retry=service.retry_policy(),
         ) as session:
-            session.client.stats.on_page = partial(report, source.name)
-            outcomes = await extract_source(
-                session, destination, source, start, end, extracted_at, settings.today
+            gate = asyncio.Semaphore(SOURCES_AT_ONCE)
+            stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
+
+            async def one(source: Source, counts: RunStats) -> Outcomes:
+                start, end = date_range(context, source, settings.today)
+                async with gate:
+                    with counting(counts):
+                        return await extract_source(
+                            session, destination, source, start, end, extracted_at, settings.today
+                        )
+
+            outcomes = await asyncio.gather(
+                *(one(s, c) for s, c in zip(sources, stats, strict=True)), return_exceptions=True
             )
-            return outcomes, session.client.stats, session.warnings
+            return outcomes, stats, session.warnings
 
     outcomes, stats, warnings = asyncio.run(go())
     for warning in warnings:
         context.log.warning(warning)
-    results = []
+    failures = []
+    for source, outcome, counts in zip(sources, outcomes, stats, strict=True):
+        if isinstance(outcome, BaseException):
+            failures.append(outcome)
+            continue
+        start, end = date_range(context, source, settings.today)
+        yield from _results(context, outcome, counts, start, end)
+    if failures:
+        raise failures[0]
+
+
+def _results(
+    context: dg.AssetExecutionContext,
+    outcomes: Outcomes,
+    stats: RunStats,
+    start: date,
+    end: date,
+) -> Iterator[dg.MaterializeResult]:
+    selected = {key.to_user_string() for key in context.selected_asset_keys}
     for name, outcome in outcomes.items():
+        if name not in selected:
+            continue
         if outcome.unknown_fields:
             context.log.warning(
                 f"{name}: the service sent fields the warehouse does not know "
@@ -80,16 +125,13 @@ def materialize_source(
                 "partitions_checked": outcome.partitions + len(outcome.held_back),
             },
         )
-        results.append(
-            dg.MaterializeResult(
-                asset_key=name,
-                metadata={
-                    **outcome.as_metadata(),
-                    **stats.as_metadata(),
-                    "start": str(start),
-                    "end": str(end),
-                },
-                check_results=[check],
-            )
+        yield dg.MaterializeResult(
+            asset_key=name,
+            metadata={
+                **outcome.as_metadata(),
+                **stats.as_metadata(),
+                "start": str(start),
+                "end": str(end),
+            },
+            check_results=[check],
         )
-    return results

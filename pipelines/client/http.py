@@ -18,7 +18,7 @@ from pipelines.client.errors import (
     describe,
 )
 from pipelines.client.limiter import AdaptiveLimiter
-from pipelines.client.stats import RunStats
+from pipelines.client.stats import RunStats, current_stats
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,12 @@ class ServiceClient:
         self.deadline = attempt_deadline(timeout or DEFAULT_TIMEOUT)
         self.limiter = AdaptiveLimiter(max_in_flight)
         self.retry = retry or RetryPolicy()
-        self.stats = RunStats()
+        self._own_stats = RunStats()
+
+    @property
+    def stats(self) -> RunStats:
+        """The counters of the source this task extracts (see `counting`), else the client's."""
+        return current_stats() or self._own_stats
 
     def __repr__(self) -> str:
         return f"ServiceClient(base_url={str(self._http.base_url)!r})"

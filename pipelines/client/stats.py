@@ -1,7 +1,9 @@
 """Accounting of one run's traffic, surfaced as Dagster metadata and in the CLI summary."""
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 
@@ -52,3 +54,22 @@ class RunStats:
             "estimated_credits",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+# Sources extracted side by side share one client; each counts its own traffic in the task
+# that extracts it (and the tasks it starts, which inherit the variable).
+_current: ContextVar[RunStats | None] = ContextVar("run_stats", default=None)
+
+
+@contextmanager
+def counting(stats: RunStats) -> Iterator[RunStats]:
+    """Count the requests made in this task (and its children) into `stats`."""
+    token = _current.set(stats)
+    try:
+        yield stats
+    finally:
+        _current.reset(token)
+
+
+def current_stats() -> RunStats | None:
+    return _current.get()
