@@ -157,6 +157,14 @@ def command_run(
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
     print_summary(summary)
+    for line in summary.tables:
+        unknown = line.metadata.get("unknown_fields", "none")
+        if unknown != "none":
+            print(
+                f"adwh: warning: {line.table}: the service sent fields the warehouse does not "
+                f"know ({unknown}); they are kept in raw/",
+                file=sys.stderr,
+            )
     if summary.failure:
         print(f"adwh: {summary.failure}", file=sys.stderr)
         return EXIT_FAILED

@@ -1,6 +1,13 @@
-"""Bad data from the service: named precisely, held back alone, raw kept, the rest published."""
+"""Bad data from the service: named precisely, held back alone, raw kept, the rest published.
+
+Each case tampers with the embedded sandbox's answers (the real paging, typing, contracts and
+lake run unchanged) and checks what a user relies on: exit 1 and one line naming table,
+partition, column and value; the raw page kept; the partition's previous state intact; every
+other partition and table published.
+"""
 
 import gzip
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -44,7 +51,21 @@ def day_rows(home: Path) -> dict[str, int]:
         (lambda r: r | {"ad_product": "XX"}, "isin"),
         (lambda r: r | {"campaign": "../../x"}, "str_matches"),
         (lambda r: r | {"currency": "usd"}, "currency"),
+        (lambda r: r | {"currency": "XYZ"}, "currency"),
+        (lambda r: r | {"cost": "1.2.3"}, "campaign_metrics.cost"),
+        (lambda r: r | {"clicks": "12"}, "clicks"),
         (lambda r: {k: v for k, v in r.items() if k != "campaign"}, "required field missing"),
+    ],
+    ids=[
+        "money with too many digits",
+        "a number where a decimal string belongs",
+        "an unknown enum value",
+        "an id off the pattern",
+        "a malformed currency code",
+        "an unknown currency code",
+        "a malformed money string",
+        "a string where a count belongs",
+        "a missing required field",
     ],
 )
 def test_a_bad_value_holds_back_only_its_partition(
@@ -74,31 +95,148 @@ def test_a_bad_value_holds_back_only_its_partition(
     assert any(BAD_DAY.encode() in gzip.decompress(p.read_bytes()) for p in raw_pages)
 
 
-def test_an_unknown_field_is_reported_not_fatal(home, embedded, monkeypatch, capsys):
-    corrupt(embedded, monkeypatch, lambda r: r | {"brand_new_metric": 3})
-    assert (
-        main(
-            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
-        )
-        == 0
-    )
-    assert BAD_DAY in day_rows(home)
+RANGE = ["run", "--start", "2026-10-01", "--end", "2026-10-05"]
 
 
-def test_the_same_row_on_two_pages_is_refused(home, embedded, monkeypatch, capsys):
-    original = embedded.handle
+def tamper(
+    service,
+    monkeypatch,
+    path: str,
+    change: Callable[[dict[str, str], dict], dict],
+    ignore: tuple[str, ...] = (),
+) -> None:
+    """Make the sandbox answer `path` with `change(query, body)` instead of `body`, as if
+    the parameters in `ignore` had not been sent."""
+    original = service.handle
 
-    def handle(method, path, query, headers):
-        status, body, extra = original(method, path, query, headers)
-        if path == "/v1/campaign-metrics" and body and body.get("data"):
-            body = {**body, "data": body["data"] + body["data"][:1]}
+    def handle(method, requested, query, headers):
+        if requested == path:
+            query = [(k, v) for k, v in query if k not in ignore]
+        status, body, extra = original(method, requested, query, headers)
+        if requested == path and status == 200 and body is not None:
+            body = change(dict(query), body)
         return status, body, extra
 
-    monkeypatch.setattr(embedded, "handle", handle)
+    monkeypatch.setattr(service, "handle", handle)
+
+
+def lake_state(home: Path) -> dict[str, int]:
+    """Every lake file and its modification time: equal means untouched."""
+    return {str(p.relative_to(home)): p.stat().st_mtime_ns for p in (home / "lake").rglob("*")}
+
+
+def test_a_row_dated_outside_the_window_is_named_and_not_published(
+    home, embedded, monkeypatch, capsys
+):
+    tamper(
+        embedded,
+        monkeypatch,
+        "/v1/campaign-metrics",
+        lambda q, body: (
+            body
+            | {
+                "data": [
+                    r | {"date": "2026-09-01"} if r["date"] == BAD_DAY else r for r in body["data"]
+                ]
+            }
+        ),
+    )
+    assert main([*RANGE, "--tables", "campaign_metrics"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "campaign_metrics window 2026-10-01..2026-10-05" in err and "2026-09-01" in err
+    assert "outside the requested window" in err and len(err.splitlines()) == 1
+    lake = home / "lake" / "campaign_metrics"
+    assert not (lake / "date=2026-09-01").exists()
+    assert (lake / "date=2026-10-01").is_dir()
+    raw = list((home / "raw" / "campaign_metrics").rglob("page-*.json.gz"))
+    assert any(b"2026-09-01" in gzip.decompress(p.read_bytes()) for p in raw)
+
+
+def test_the_same_row_on_two_pages_holds_back_the_snapshot(home, embedded, monkeypatch, capsys):
+    """A cursor list that repeats the last row of a page at the top of the next one."""
+    assert main([*RANGE, "--tables", "targets,campaigns"]) == 0
+    before = lake_state(home)
+    capsys.readouterr()
+
+    def repeat(query: dict[str, str], body: dict) -> dict:
+        after = query.get("starting_after")
+        if not after:
+            return body
+        return body | {"data": [{**body["data"][0], "id": after}, *body["data"]]}
+
+    tamper(embedded, monkeypatch, "/v1/targets", repeat)
     assert (
         main(
-            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
+            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "targets,campaigns"]
         )
         == 1
     )
-    assert "uniqueness" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert "targets" in err and "unique" in err and len(err.splitlines()) == 1
+    after = lake_state(home)
+    targets = {k: v for k, v in before.items() if k.startswith("lake/targets/")}
+    assert {k: after.get(k) for k in targets} == targets  # the previous snapshot, untouched
+    campaigns = [k for k in after if k.startswith("lake/campaigns/")]
+    assert any(after[k] != before.get(k) for k in campaigns)  # the other table: published
+    assert len(list((home / "raw" / "targets").rglob("page-*.json.gz"))) == 2
+
+
+def has_more_then_empty(query: dict[str, str], body: dict) -> dict:
+    """The first page says there is more and gives no total; the next page is empty."""
+    if query.get("offset", "0") == "0":
+        return body | {"has_more": True, "total_count": None}
+    return body | {"data": [], "has_more": True}
+
+
+def always_more(query: dict[str, str], body: dict) -> dict:
+    """Every page claims more (and, ignoring `starting_after`, is the first page again)."""
+    return body | {"has_more": True}
+
+
+@pytest.mark.parametrize(
+    ("table", "path", "change", "ignore", "fragment"),
+    [
+        (
+            "campaign_metrics",
+            "/v1/campaign-metrics",
+            has_more_then_empty,
+            (),
+            "has_more is true but the page is empty",
+        ),
+        (
+            "campaigns",
+            "/v1/campaigns",
+            always_more,
+            ("starting_after",),
+            "the cursor does not advance",
+        ),
+    ],
+    ids=["has_more with an empty page", "a cursor that does not advance"],
+)
+def test_paging_that_cannot_end_fails_the_table_and_keeps_its_state(
+    home, embedded, monkeypatch, capsys, table, path, change, ignore, fragment
+):
+    tables = f"{table},campaign_metrics,campaigns,portfolios"
+    assert main([*RANGE, "--tables", tables]) == 0
+    before = lake_state(home)
+    capsys.readouterr()
+    tamper(embedded, monkeypatch, path, change, ignore)
+    assert main([*RANGE, "--tables", tables]) == 1
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and f"GET {path}" in err and len(err.splitlines()) == 1
+    after = lake_state(home)
+    mine = f"lake/{table}/"
+    assert {k: v for k, v in after.items() if k.startswith(mine)} == {
+        k: v for k, v in before.items() if k.startswith(mine)
+    }
+    other = "portfolios"
+    assert any(after[k] != before.get(k) for k in after if k.startswith(f"lake/{other}/"))
+    assert list((home / "raw" / table).rglob("page-*.json.gz"))
+
+
+def test_an_unknown_field_is_a_warning_on_stderr_not_a_failure(home, embedded, monkeypatch, capsys):
+    corrupt(embedded, monkeypatch, lambda r: r | {"brand_new_metric": 3})
+    assert main([*RANGE, "--tables", "campaign_metrics"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("adwh: warning: campaign_metrics") and "brand_new_metric" in err
+    assert BAD_DAY in day_rows(home)
