@@ -1,12 +1,22 @@
-"""The key is a secret everywhere: no file under ADWH_HOME, no output, no log holds it."""
+"""Security: the key is in no file under ADWH_HOME (lake, raw, DuckDB, Dagster storage), no
+output and no log; e-mails are kept only as keyed pseudonyms; only GET is sent; TLS is
+verified; ids from the service never become file paths unchecked."""
 
+import asyncio
 import logging
+import ssl
+from datetime import date
 from pathlib import Path
 
+import duckdb
 import pytest
+from pydantic import SecretStr
 
 from pipelines.cli import main
-from tests.conftest import SECRET
+from pipelines.client.errors import ServiceError, TransientError
+from pipelines.client.http import RetryPolicy, ServiceClient
+from tests.conftest import SECRET, TODAY
+from warehouse.raw import RawStore, safe_part
 
 
 def files_holding(root: Path, needle: bytes) -> list[Path]:
@@ -46,3 +56,159 @@ def test_a_wrong_key_fails_a_run_with_a_clear_line(home, served, monkeypatch, ca
     assert main(command) == 1
     err = capsys.readouterr().err.strip()
     assert "401" in err and len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------- Dagster storage
+def test_a_run_kept_in_dagster_storage_holds_no_key(home, served, monkeypatch):
+    """Runs launched from `dagster dev` or the schedule keep their event log and run config
+    under $ADWH_HOME/dagster; the key must be in neither."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+    from pipelines.partitions import range_tags
+
+    service, url = served
+    monkeypatch.setenv("ADS_API_BASE_URL", url)
+    monkeypatch.setenv("ADS_API_KEY", SECRET)
+    storage = home / "dagster"
+    storage.mkdir(parents=True)
+    with dg.DagsterInstance.local_temp(str(storage)) as instance:
+        result = defs.resolve_job_def("daily").execute_in_process(
+            instance=instance,
+            tags=range_tags(date(2026, 10, 1), date(2026, 10, 2)),
+            asset_selection=[dg.AssetKey("campaigns"), dg.AssetKey("advertising_changes")],
+        )
+        assert result.success
+    assert any(p.suffix == ".db" for p in storage.rglob("*"))  # the event log is there
+    assert files_holding(home, SECRET.encode()) == []
+    assert {r.method for r in service.requests} == {"GET"}
+
+
+# ---------------------------------------------------------------------------- e-mails
+def test_e_mails_of_the_change_log_are_stored_only_as_keyed_pseudonyms(home, embedded):
+    assert main(["run", "--start", "2026-10-01", "--end", "2026-11-22", "--tables",
+                 "advertising_changes"]) == 0  # fmt: skip
+    raw = RawStore(home / "raw")
+    emails = {
+        row["actor"]
+        for _, folder, _ in raw.fetches("advertising_changes")
+        for _, _, body in raw.read(folder)
+        for row in body["data"]
+        if "@" in (row["actor"] or "")
+    }
+    assert emails, "the service sent e-mail actors to hide"
+    for path in home.rglob("*"):
+        if path.is_file() and "raw" not in path.parts:  # raw keeps pages as received
+            data = path.read_bytes()
+            assert not [e for e in emails if e.encode() in data], path
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        actors = [
+            a for (a,) in con.sql("SELECT DISTINCT actor FROM advertising_changes").fetchall()
+        ]
+    assert any(a.startswith("person:") for a in actors)
+    assert not [a for a in actors if "@" in a]
+
+
+# ---------------------------------------------------------------------------- paths
+def test_an_account_id_like_a_path_is_never_used_as_one(home, embedded, monkeypatch, capsys):
+    """The service names the accounts; an id like `../../x` must not become a folder."""
+    original = embedded.handle
+
+    def handle(method, path, query, headers):
+        status, body, extra = original(method, path, query, headers)
+        if path == "/v1/accounts" and body:
+            body = {**body, "data": [{**row, "id": "../../x"} for row in body["data"]]}
+        return status, body, extra
+
+    monkeypatch.setattr(embedded, "handle", handle)
+    assert (
+        main(["run", "--start", "2026-10-01", "--end", "2026-10-02", "--tables", "campaigns"]) == 1
+    )
+    err = capsys.readouterr().err.strip()
+    assert "refusing to use '../../x' in a file path" in err and len(err.splitlines()) == 1
+    assert [p for p in home.parent.rglob("*") if p.name == "x"] == []
+    assert not list((home / "raw").rglob("*.json.gz")) if (home / "raw").exists() else True
+
+
+def test_safe_part_refuses_anything_but_a_plain_name():
+    for bad in ("../../x", "..", "a/b", "a\\b", "", "x" * 65, "name\x00", "é"):
+        with pytest.raises(ValueError, match="refusing"):
+            safe_part(bad)
+    assert safe_part("0123456789abcdef01234567") == "0123456789abcdef01234567"
+
+
+# ---------------------------------------------------------------------------- TLS
+@pytest.fixture
+def served_over_tls(tmp_path):
+    """The sandbox over HTTPS on 127.0.0.1 with a self-signed certificate no one trusts."""
+    import socket
+    import subprocess
+    import threading
+    import time
+
+    import uvicorn
+
+    from pipelines.sandbox.app import SandboxApp
+    from pipelines.sandbox.service import SandboxService
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(
+            SandboxApp(SandboxService("small", TODAY, key=SECRET)),
+            host="127.0.0.1",
+            port=port,
+            log_level="error",
+            ssl_certfile=str(cert),
+            ssl_keyfile=str(key),
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield f"https://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(5)
+
+
+def test_tls_is_verified_a_self_signed_service_is_refused(
+    home, served_over_tls, monkeypatch, capsys
+):
+    monkeypatch.setenv("ADS_API_BASE_URL", served_over_tls)
+    monkeypatch.setenv("ADS_API_KEY", SECRET)
+    assert main(["check"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "CERTIFICATE_VERIFY_FAILED" in err and len(err.splitlines()) == 1
+    assert SECRET not in err
+
+
+def test_tls_verification_is_off_only_when_the_client_is_told(served_over_tls):
+    """No setting turns verification off; only code that passes verify_tls=False can, and
+    then the same server answers, so the refusal above is the verification and nothing else."""
+
+    async def me(**options) -> dict:
+        async with ServiceClient(
+            served_over_tls,
+            SecretStr(SECRET),
+            retry=RetryPolicy(attempts=1),
+            **options,
+        ) as client:
+            pool = client._http._transport._pool
+            assert pool._ssl_context.verify_mode == (
+                ssl.CERT_NONE if options else ssl.CERT_REQUIRED
+            )
+            return (await client.get("/v1/me")).body
+
+    with pytest.raises(ServiceError, match="CERTIFICATE_VERIFY_FAILED") as refused:
+        asyncio.run(me())
+    assert not isinstance(refused.value, TransientError)  # not retried: it cannot get better
+    assert asyncio.run(me(verify_tls=False))["object"]

@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import random
+import ssl
 import time
 from dataclasses import dataclass
 
@@ -159,6 +160,8 @@ class ServiceClient:
             except TimeoutError:
                 raise TransientError(where, None, f"no answer within {self.deadline:g} s") from None
             except (httpx.TimeoutException, httpx.TransportError) as exc:
+                if _untrusted(exc):  # retrying cannot make a certificate trustworthy
+                    raise ServiceError(where, None, f"{type(exc).__name__}: {exc}") from None
                 raise TransientError(where, None, f"{type(exc).__name__}: {exc}") from None
         self.stats.bytes += len(content)
         status = answer.status_code
@@ -188,6 +191,15 @@ class ServiceClient:
         if not isinstance(body, dict):
             raise ServiceError(where, status, "the body is not a JSON object")
         return Response(body, len(content))
+
+
+def _untrusted(error: BaseException) -> bool:
+    """The TLS certificate was refused (anywhere in the chain of causes)."""
+    while error is not None:
+        if isinstance(error, ssl.SSLCertVerificationError):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _retry_after(answer: httpx.Response) -> float | None:
