@@ -4,14 +4,18 @@ A `Source` is one kind of request (a cursor list, a metrics resource, the per-ca
 optimization history …) and the tables its pages feed: the history's `data` and
 `other_changes`, or a cluster's products and keywords, come from the same pages, fetched once.
 
-Dated sources are processed one window (at most a month) at a time, so memory stays flat
-however long the range; each window's partitions are published before the next is fetched.
+Dated sources are processed one window (at most a month) at a time, and a window's typed
+batches are spooled to Parquet (`warehouse/spool.py`) until it is published, so memory stays
+flat however long the range and however large the account; each window's partitions are
+published before the next is fetched.
 A partition that breaks its contract is held back, the others are published, and the outcome
 names every partition held back. `rebuild_source` does the same from raw pages, spending no
 credits.
 """
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -27,6 +31,7 @@ from warehouse.lake import Lake
 from warehouse.raw import RawStore
 from warehouse.schemas import Layout, TableSchema
 from warehouse.secrets import pseudonym_key
+from warehouse.spool import Spool
 
 WINDOW_DAYS = 31
 BATCH_ROWS = 20_000  # rows typed at once: large enough to amortise, small enough for memory
@@ -179,28 +184,27 @@ def concat(schema: TableSchema, frames: list[pl.DataFrame]) -> pl.DataFrame:
 def publish_dated(
     dest: Destination,
     schema: TableSchema,
-    frame: pl.DataFrame,
+    spool: Spool,
     days: list[date],
     outcome: TableOutcome,
 ) -> None:
     """Publish the partitions of `days` that keep their contract; hold back the others."""
     if outcome.held_all:
         return
-    frame = frame.filter(~pl.col("date").is_in(list(outcome.held_days)))
     days = [day for day in days if day not in outcome.held_days]
     if not days:
         return
-    outside = frame.filter(~pl.col("date").is_in(days))
-    if len(outside):
+    outside = spool.first_date_outside(days)
+    if outside is not None:
         outcome.held_back.append(
             f"{schema.name} window {days[0]}..{days[-1]}: a row is dated "
-            f"{outside['date'][0]}, outside the requested window"
+            f"{outside}, outside the requested window"
         )
-        frame = frame.filter(pl.col("date").is_in(days))
-    good, good_days = _keeping_contract(schema, frame, days, outcome)
-    outcome.files += dest.lake.publish(schema, good, good_days)
-    outcome.rows += good.height
-    outcome.partitions += len(good_days)
+    for slice_days, frame in spool.slices(days):
+        good, good_days = _keeping_contract(schema, frame, slice_days, outcome)
+        outcome.files += dest.lake.publish(schema, good, good_days)
+        outcome.rows += good.height
+        outcome.partitions += len(good_days)
 
 
 def _keeping_contract(
@@ -242,19 +246,33 @@ def publish_snapshot(
     outcome.rows, outcome.partitions = frame.height, 1
 
 
+Spools = dict[str, Spool]
+
+
+@contextmanager
+def spools(dest: Destination, source: Source) -> Iterator[Spools]:
+    """One spool per table the source feeds, removed once the window is published."""
+    opened = {o.schema.name: Spool(dest.home / "staging", o.schema) for o in source.outputs}
+    try:
+        yield opened
+    finally:
+        for spool in opened.values():
+            spool.close()
+
+
 def _publish(
     dest: Destination,
     source: Source,
-    frames: dict[str, list[pl.DataFrame]],
+    frames: Spools,
     days: list[date],
     outcomes: Outcomes,
 ) -> None:
     for output in source.outputs:
         schema = output.schema
-        frame = concat(schema, frames[schema.name])
         if source.dated:
-            publish_dated(dest, schema, frame, days, outcomes[schema.name])
+            publish_dated(dest, schema, frames[schema.name], days, outcomes[schema.name])
         else:
+            frame = frames[schema.name].frame()
             publish_snapshot(dest, schema, frame, days[0], outcomes[schema.name])
 
 
@@ -322,7 +340,7 @@ def _type_batch(
     account_id: str,
     extracted_at: datetime,
     context: Context,
-    frames: dict[str, list[pl.DataFrame]],
+    frames: Spools,
     outcomes: Outcomes,
 ) -> None:
     for output in source.outputs:
@@ -342,7 +360,7 @@ async def _land(
     account_id: str,
     extracted_at: datetime,
     context: Context,
-    frames: dict[str, list[pl.DataFrame]],
+    frames: Spools,
     outcomes: Outcomes,
 ) -> None:
     """Land every page raw as it arrives, then type the pages in batches of rows."""
@@ -357,6 +375,9 @@ async def _land(
         number += 1
         dest.raw.write(folder, number, page.path, page.params, page.body)
         batches.add(f"{where}, page {number}", page)
+        # Pages already fetched are handed over without a pause; let the event loop send the
+        # next requests and read answers between them, so the service never waits on us.
+        await asyncio.sleep(0)
     batches.close()
     dest.raw.finish(
         folder,
@@ -392,25 +413,25 @@ async def extract_source(
         return outcomes
     windows = month_windows(start, end) if source.dated else [(start, start)]
     for first, last in windows:
-        frames: dict[str, list[pl.DataFrame]] = {o.schema.name: [] for o in source.outputs}
-        for account in session.accounts:
-            folder = (
-                dest.raw.window_dir(source.name, account.id, first, last)
-                if source.dated
-                else dest.raw.snapshot_dir(source.name, account.id, first)
-            )
-            await _land(
-                dest,
-                source,
-                folder,
-                source.stream(session, account, first, last),
-                account.id,
-                extracted_at,
-                context,
-                frames,
-                outcomes,
-            )
-        _publish(dest, source, frames, days_of(first, last), outcomes)
+        with spools(dest, source) as frames:
+            for account in session.accounts:
+                folder = (
+                    dest.raw.window_dir(source.name, account.id, first, last)
+                    if source.dated
+                    else dest.raw.snapshot_dir(source.name, account.id, first)
+                )
+                await _land(
+                    dest,
+                    source,
+                    folder,
+                    source.stream(session, account, first, last),
+                    account.id,
+                    extracted_at,
+                    context,
+                    frames,
+                    outcomes,
+                )
+            _publish(dest, source, frames, days_of(first, last), outcomes)
     return outcomes
 
 
@@ -421,7 +442,7 @@ def _raw_frames(
     folder: Path,
     account: str,
     manifest: dict,
-    frames: dict[str, list[pl.DataFrame]],
+    frames: Spools,
     keep: list[date] | None,
 ) -> None:
     extracted_at = datetime.fromisoformat(manifest["extracted_at"]).astimezone(UTC)
@@ -440,7 +461,7 @@ def _raw_batch(
     account: str,
     extracted_at: datetime,
     context: Context,
-    frames: dict[str, list[pl.DataFrame]],
+    frames: Spools,
     keep: list[date] | None,
 ) -> None:
     for output in source.outputs:
@@ -456,12 +477,12 @@ def rebuild_source(dest: Destination, source: Source, start: date, end: date) ->
     fetches = sorted(dest.raw.fetches(source.name), key=lambda f: f[2]["extracted_at"])
     if not source.dated:
         for day in days_of(start, end):
-            frames = {o.schema.name: [] for o in source.outputs}
             todays = [f for f in fetches if f[1].name == f"snapshot={day.isoformat()}"]
-            for account, folder, manifest in todays:
-                _raw_frames(dest, source, folder, account, manifest, frames, None)
-            if todays:
-                _publish(dest, source, frames, [day], outcomes)
+            with spools(dest, source) as frames:
+                for account, folder, manifest in todays:
+                    _raw_frames(dest, source, folder, account, manifest, frames, None)
+                if todays:
+                    _publish(dest, source, frames, [day], outcomes)
         return outcomes
     for first, last in month_windows(start, end):
         newest: dict[tuple[str, date], Path] = {}
@@ -472,12 +493,12 @@ def rebuild_source(dest: Destination, source: Source, start: date, end: date) ->
         covered = sorted({day for _, day in newest})
         if not covered:
             continue  # raw holds nothing for this window: leave its partitions as they are
-        frames = {o.schema.name: [] for o in source.outputs}
-        for account, folder, manifest in fetches:
-            mine = [d for (a, d), f in newest.items() if a == account and f == folder]
-            if mine:
-                _raw_frames(dest, source, folder, account, manifest, frames, mine)
-        _publish(dest, source, frames, covered, outcomes)
+        with spools(dest, source) as frames:
+            for account, folder, manifest in fetches:
+                mine = [d for (a, d), f in newest.items() if a == account and f == folder]
+                if mine:
+                    _raw_frames(dest, source, folder, account, manifest, frames, mine)
+            _publish(dest, source, frames, covered, outcomes)
     return outcomes
 
 
