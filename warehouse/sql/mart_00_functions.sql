@@ -11,11 +11,27 @@ CREATE MACRO safe_ratio(numerator, denominator) AS
 COMMENT ON MACRO safe_ratio IS
 'numerator / denominator as a DOUBLE fraction; NULL when the denominator is 0 or NULL. Use it on sums (safe_ratio(sum(cost), sum(sales))): ratios are recomputed from sums, never averaged.';
 
--- Digits after the decimal point of a currency's amounts (ISO 4217 minor units).
+-- Digits after the decimal point of a currency's amounts (ISO 4217 minor units). A simple
+-- CASE, not IN lists: DuckDB plans long IN lists as joins, one per use of the macro, and the
+-- marts use it many times per row.
 CREATE MACRO currency_digits(currency) AS
-    CASE
-        WHEN currency IN ('JPY', 'KRW', 'CLP', 'ISK', 'VND', 'UGX', 'PYG', 'XAF', 'XOF') THEN 0
-        WHEN currency IN ('BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND') THEN 3
+    CASE currency
+        WHEN 'JPY' THEN 0
+        WHEN 'KRW' THEN 0
+        WHEN 'CLP' THEN 0
+        WHEN 'ISK' THEN 0
+        WHEN 'VND' THEN 0
+        WHEN 'UGX' THEN 0
+        WHEN 'PYG' THEN 0
+        WHEN 'XAF' THEN 0
+        WHEN 'XOF' THEN 0
+        WHEN 'BHD' THEN 3
+        WHEN 'IQD' THEN 3
+        WHEN 'JOD' THEN 3
+        WHEN 'KWD' THEN 3
+        WHEN 'LYD' THEN 3
+        WHEN 'OMR' THEN 3
+        WHEN 'TND' THEN 3
         ELSE 2
     END;
 
