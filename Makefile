@@ -30,6 +30,12 @@ bench: $(BIN)/adwh
 	$(UV) sync --frozen --python $(PYTHON) --group bench
 	$(BIN)/python -m bench
 
+# Long fault runs, many seeds and kills; rewrites RELIABILITY.md with what was injected and lost.
+SEEDS ?= 3
+KILLS ?= 4
+soak: $(BIN)/adwh
+	$(BIN)/python -m tests.reliability --seeds $(SEEDS) --kills $(KILLS)
+
 dagster: $(BIN)/adwh
 	$(BIN)/dagster dev
 

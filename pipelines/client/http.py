@@ -158,7 +158,7 @@ class ServiceClient:
                     answer = await self._http.get(path, params=params, headers=headers)
                     content = answer.content
             except TimeoutError:
-                raise TransientError(where, None, f"no answer within {self.deadline:g} s") from None
+                raise TransientError(where, None, f"within {self.deadline:g} s") from None
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 if _untrusted(exc):  # retrying cannot make a certificate trustworthy
                     raise ServiceError(where, None, f"{type(exc).__name__}: {exc}") from None
