@@ -34,7 +34,7 @@ from warehouse.secrets import pseudonym_key
 from warehouse.spool import Spool
 
 WINDOW_DAYS = 31
-BATCH_ROWS = 20_000  # rows typed at once: large enough to amortise, small enough for memory
+BATCH_ROWS = 5_000  # rows typed at once: enough to amortise typing; as dicts, ~20 MB
 PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str, Page]]]
 
 

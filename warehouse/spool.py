@@ -18,7 +18,7 @@ import polars as pl
 
 from warehouse.schemas import TableSchema
 
-SLICE_ROWS = 250_000  # rows read back and published at once
+SLICE_ROWS = 100_000  # rows read back, checked and published at once (~50 MB of seller rows)
 
 
 class Spool:
