@@ -1,6 +1,6 @@
 """The Parquet lake: Hive partitions published atomically, one date directory at a time.
 
-pyarrow writes the partitioned dataset into a staging folder beside the table; each date
+Polars writes the partitioned dataset into a staging folder beside the table; each date
 directory is then swapped into place with renames. A reader sees the old or the new partition,
 never a half-written one, and a crash leaves only a staging folder that the next run removes.
 Dates in the published range that have no rows lose their old partition: re-materializing a
