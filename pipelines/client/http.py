@@ -4,12 +4,19 @@ import asyncio
 import logging
 import random
 import ssl
-import time
 from dataclasses import dataclass
 
 import httpx
 import orjson
 from pydantic import SecretStr
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    RetryError,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+)
 
 from pipelines.client.errors import (
     BY_STATUS,
@@ -131,20 +138,30 @@ class ServiceClient:
 
         After the last attempt the error says how many were made, so a user reading the one
         line knows the failure was persistent and not a single hiccup."""
-        started = time.monotonic()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return await self._get_once(path, params, account)
-            except TransientError as error:
-                pause = self.retry.backoff(attempt, error.retry_after)
-                spent = time.monotonic() - started
-                if attempt >= self.retry.attempts or spent + pause > self.retry.total_seconds:
-                    raise error.gave_up(attempt) from None
-                self.stats.retries += 1
-                log.debug("retrying in %.3f s after %s", pause, error)
-            await asyncio.sleep(pause)
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(TransientError),
+            stop=stop_after_attempt(self.retry.attempts)
+            | stop_before_delay(self.retry.total_seconds),
+            wait=self._pause,
+            before_sleep=self._retrying,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._get_once(path, params, account)
+        except RetryError as exhausted:
+            last = exhausted.last_attempt
+            raise last.exception().gave_up(last.attempt_number) from None
+        raise AssertionError("unreachable: tenacity returns or raises")
+
+    def _pause(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        return self.retry.backoff(state.attempt_number, getattr(error, "retry_after", None))
+
+    def _retrying(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
+        error = state.outcome.exception() if state.outcome else None
+        log.debug("retrying in %.3f s after %s", state.upcoming_sleep, error)
 
     async def _get_once(self, path: str, params: dict | None, account: str | None) -> Response:
         where = describe("GET", path, params)
