@@ -37,8 +37,13 @@ def _error_line(error: object) -> str:
     """The innermost cause of a step failure, first line only: what the user needs to see."""
     while getattr(error, "cause", None) is not None:
         error = error.cause
-    message = getattr(error, "message", str(error)).strip().splitlines()
-    return message[0] if message else "unknown error"
+    lines = getattr(error, "message", str(error)).strip().splitlines()
+    line = lines[0] if lines else "unknown error"
+    # Dagster's error text starts with the exception's qualified class name; the user needs
+    # what went wrong, which our errors already say in words.
+    prefix, _, rest = line.partition(": ")
+    cls_name = getattr(error, "cls_name", None)
+    return rest if rest and cls_name and prefix.endswith(cls_name) else line
 
 
 def _collect(result: dg.ExecuteInProcessResult, summary: RunSummary) -> None:

@@ -89,6 +89,7 @@ def test_faults_that_never_stop_end_in_one_line_and_the_previous_state(tmp_path,
     assert run.outcome.code == 1
     assert scenarios.one_line(run.outcome), run.outcome.err
     assert fragment in run.outcome.line and "gave up after 3 attempts" in run.outcome.line
+    assert "pipelines." not in run.outcome.line  # words, not a class name
     assert run.intact
     assert scenarios.file_state(home) == before  # not one lake file or the warehouse touched
     assert time.monotonic() - started < 30  # bounded: 3 attempts per asset, then stop
