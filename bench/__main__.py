@@ -10,6 +10,7 @@ Writes bench/RESULTS.md. Environment: BENCH_PRESETS (default "medium,large"), BE
 (default "30,90,365"), BENCH_CONCURRENCY (default 8).
 """
 
+import gzip
 import os
 import platform
 import re
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import duckdb
 import httpx
+import orjson
 import psutil
 
 from bench.measure import Measured, measure
@@ -121,6 +123,16 @@ def counts(home: Path) -> tuple[int, int]:
     return rows, pages
 
 
+def pages_since(home: Path, started: float) -> tuple[int, int]:
+    """(rows, pages) of the raw pages a run landed after `started` (a wall-clock time)."""
+    rows = pages = 0
+    for page in (home / "raw").rglob("page-*.json.gz"):
+        if page.stat().st_mtime >= started:
+            pages += 1
+            rows += len(orjson.loads(gzip.decompress(page.read_bytes()))["response"]["data"])
+    return rows, pages
+
+
 def with_counts(m: Measured, rows: int, requests: int) -> Measured:
     return Measured(m.label, m.wall_s, m.cpu_s, m.peak_rss_mib, m.returncode, rows, requests)
 
@@ -213,6 +225,45 @@ def row(m: Measured, floor: Measured | None = None, peer: Measured | None = None
     )
 
 
+def verdict(met: bool) -> str:
+    return "met" if met else "**missed**"
+
+
+def targets(
+    runs: dict[int, tuple[Measured, Measured]],
+    restricted: Measured,
+    peer: Measured,
+    queries: list[tuple[str, float]],
+) -> list[str]:
+    """The issue's targets, each with its figures and whether this run met it."""
+    lines = ["| target | figures | |", "|---|---|---|"]
+    if runs:
+        worst = max(ours.wall_s / floor.wall_s for ours, floor in runs.values())
+        ratios = ", ".join(f"{d}d {o.wall_s / f.wall_s:.2f}" for d, (o, f) in runs.items())
+        lines.append(f"| full extraction <= 1.25 x floor | {ratios} | {verdict(worst <= 1.25)} |")
+        peaks = [ours.peak_rss_mib for ours, _ in runs.values()]
+        flat = max(peaks) <= 1.25 * min(peaks)
+        lines.append(
+            f"| peak RSS < 1 GiB, flat as the window grows | "
+            f"{', '.join(f'{d}d {o.peak_rss_mib:.0f} MiB' for d, (o, _) in runs.items())} | "
+            f"{verdict(max(peaks) < 1024 and flat)} |"
+        )
+    speedup = peer.wall_s / restricted.wall_s if restricted.wall_s else 0.0
+    memory = restricted.peak_rss_mib / peer.peak_rss_mib if peer.peak_rss_mib else 0.0
+    lines.append(f"| >= 3 x faster than dlt | {speedup:.2f} x | {verdict(speedup >= 3)} |")
+    lines.append(
+        f"| <= 1/3 of dlt's memory | {restricted.peak_rss_mib:.0f} vs "
+        f"{peer.peak_rss_mib:.0f} MiB ({memory:.2f}) | {verdict(memory <= 1 / 3)} |"
+    )
+    if queries:
+        slowest = max(queries, key=lambda q: q[1])
+        lines.append(
+            f"| every mart example < 1 s | slowest {slowest[0]} {slowest[1] * 1000:.0f} ms | "
+            f"{verdict(slowest[1] < 1)} |"
+        )
+    return [*lines, ""]
+
+
 def main() -> None:
     presets = os.environ.get("BENCH_PRESETS", "medium,large").split(",")
     windows = [int(d) for d in os.environ.get("BENCH_DAYS", "30,90,365").split(",")]
@@ -240,34 +291,37 @@ def main() -> None:
                 "|---|---|---|---|---|---|---|---|---|---|",
             ]
             longest = None
+            runs: dict[int, tuple[Measured, Measured]] = {}
             for days in windows:
                 home = work / f"ours-{days}"
                 ours = run_ours(server, home, days)
                 floor = run_floor(server, home, days, concurrency)
                 lines += [row(ours, floor), row(floor)]
+                runs[days] = (ours, floor)
                 longest = home
                 print(
                     f"[bench] {preset} {days}d: ours {ours.wall_s:.1f}s floor {floor.wall_s:.1f}s",
                     flush=True,
                 )
             if longest is not None:
+                started = time.time()
                 daily = measure(
                     "ads-warehouse daily run",
                     [str(ROOT / ".venv/bin/adwh"), "run"],
                     pipeline_env(server, longest),
                 )
-                lines.append(row(daily))
+                lines.append(row(with_counts(daily, *pages_since(longest, started))))
             peer_days = 90 if 90 in windows else windows[-1]
             restricted = run_ours(server, work / "ours-restricted", peer_days, PEER_TABLES)
             peer = run_peer(server, work / "peer", peer_days, concurrency)
             lines += [row(restricted, peer=peer), row(peer)]
             lines += ["", f"Sandbox server peak RSS: {server.peak_rss_mib:.0f} MiB.", ""]
-            if longest is not None:
+            queries = time_queries(longest) if longest is not None else []
+            if queries:
                 lines += ["| mart query (README example) | median of 3, ms |", "|---|---|"]
-                lines += [
-                    f"| {name} | {seconds * 1000:.1f} |" for name, seconds in time_queries(longest)
-                ]
+                lines += [f"| {name} | {seconds * 1000:.1f} |" for name, seconds in queries]
                 lines.append("")
+            lines += targets(runs, restricted, peer, queries)
         finally:
             server.stop()
             shutil.rmtree(work, ignore_errors=True)
