@@ -27,7 +27,7 @@ from datetime import date
 
 import polars as pl
 
-from transforms.meaning import safe_ratio
+from transforms.meaning import ECONOMICS_FIELDS, safe_ratio
 from warehouse.schemas import MONEY_PRECISION, MONEY_SCALE
 
 GRAINS = ("daily", "weekly", "monthly", "quarterly", "yearly", "total")
@@ -59,16 +59,7 @@ SELLER_SUMS = (
     "orders",
     "sessions",
     "page_views",
-    "referral_fee",
-    "fba_fulfilment_fee",
-    "storage_fee",
-    "other_fees",
-    "amazon_fees",
-    "net_sales",
-    "margin_before_ads",
-    "refunded_sales",
-    "net_units",
-    "refunded_units",
+    *ECONOMICS_FIELDS,
     "b2b_sales",
     "b2b_units",
     "b2b_order_items",
