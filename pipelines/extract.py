@@ -67,6 +67,9 @@ class Output:
     records: Callable[[Page], list[dict]] = page_rows
     constants: Callable[[Page], dict[str, object]] = no_constants
     shape: Callable[[pl.DataFrame, Context], pl.DataFrame] = unchanged
+    # Fields of the page's rows this output unfolds into its own records (a cluster's
+    # `products`): known to the source, though not columns of its sibling tables.
+    reads: tuple[str, ...] = ()
 
     def frame(
         self,
@@ -343,10 +346,12 @@ def _type_batch(
     frames: Spools,
     outcomes: Outcomes,
 ) -> None:
+    unfolded = {name for output in source.outputs for name in output.reads}
     for output in source.outputs:
         outcome = outcomes[output.schema.name]
         for _, page in pages:
-            outcome.unknown_fields |= unknown_fields(output.records(page), output.schema)
+            found = unknown_fields(output.records(page), output.schema)
+            outcome.unknown_fields |= found - unfolded
         frames[output.schema.name].append(
             _typed(output, pages, account_id, extracted_at, context, outcome)
         )

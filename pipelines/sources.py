@@ -73,8 +73,12 @@ CATALOG = (
         cursor_list("/v1/clusters"),
         (
             Output(s.CLUSTERS),
-            Output(s.CLUSTER_PRODUCTS, records=cluster_products),
-            Output(s.CLUSTER_KEYWORDS, records=cluster_keywords),
+            Output(s.CLUSTER_PRODUCTS, records=cluster_products, reads=("products",)),
+            Output(
+                s.CLUSTER_KEYWORDS,
+                records=cluster_keywords,
+                reads=("positiveKeywords", "negativeKeywords"),
+            ),
         ),
     ),
 )

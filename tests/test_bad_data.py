@@ -240,3 +240,9 @@ def test_an_unknown_field_is_a_warning_on_stderr_not_a_failure(home, embedded, m
     err = capsys.readouterr().err.strip()
     assert err.startswith("adwh: warning: campaign_metrics") and "brand_new_metric" in err
     assert BAD_DAY in day_rows(home)
+
+
+def test_fields_a_source_unfolds_into_its_other_tables_are_not_unknown(home, embedded, capsys):
+    """A cluster's `products` and keywords feed cluster_products and cluster_keywords: known."""
+    assert main([*RANGE, "--tables", "clusters"]) == 0
+    assert "does not know" not in capsys.readouterr().err
