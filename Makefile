@@ -4,7 +4,7 @@ BIN := .venv/bin
 # uv installs the locked environment; when the machine has none, pip installs it in .venv-uv.
 UV = $$(command -v uv || echo .venv-uv/bin/uv)
 
-.PHONY: demo test lint format bench soak dagster clean
+.PHONY: demo test lint format bench soak profile dagster clean
 
 $(BIN)/adwh: pyproject.toml uv.lock
 	@command -v uv >/dev/null || test -x .venv-uv/bin/uv || \
@@ -35,6 +35,11 @@ SEEDS ?= 3
 KILLS ?= 4
 soak: $(BIN)/adwh
 	$(BIN)/python -m tests.reliability --seeds $(SEEDS) --kills $(KILLS)
+
+# Where a run's CPU goes (py-spy): PRESET and DAYS as for the benchmark.
+profile: $(BIN)/adwh
+	$(UV) sync --frozen --python $(PYTHON) --group bench
+	$(BIN)/python -m bench.profile $(or $(PRESET),large) $(or $(DAYS),30)
 
 dagster: $(BIN)/adwh
 	$(BIN)/dagster dev

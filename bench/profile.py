@@ -1,0 +1,80 @@
+"""Where a run's CPU goes: py-spy samples `adwh run` against the sandbox served over HTTP, and
+the frames that hold the most samples (inclusive) are printed, ours and the libraries' alike.
+
+    python -m bench.profile [PRESET] [DAYS]      (make profile; defaults: large, 30)
+
+The raw samples stay in bench/profile-<preset>-<days>d.txt (flamegraph.pl reads them).
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+from bench.__main__ import REFERENCE, ROOT, pipeline_env, serve
+
+SHOWN = 40
+LIBRARIES = re.compile(
+    r"\((pipelines|transforms|warehouse|assets|dagster|polars|duckdb|httpx|httpcore|pandera)/"
+)
+
+
+def inclusive(samples: Path) -> tuple[int, Counter]:
+    """Samples per frame (file and function, any line), each frame once per stack."""
+    counts: Counter = Counter()
+    total = 0
+    for line in samples.read_text().splitlines():
+        stack, _, number = line.rpartition(" ")
+        total += int(number)
+        frames = {re.sub(r":\d+\)", ")", frame) for frame in stack.split(";")}
+        for frame in frames:
+            counts[frame] += int(number)
+    return total, counts
+
+
+def main() -> None:
+    preset = sys.argv[1] if len(sys.argv) > 1 else "large"
+    days = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+    samples = ROOT / "bench" / f"profile-{preset}-{days}d.txt"
+    end = REFERENCE - timedelta(days=1)
+    server = serve(preset)
+    try:
+        with tempfile.TemporaryDirectory(prefix="adwh-profile-") as home:
+            subprocess.run(
+                [
+                    str(ROOT / ".venv/bin/py-spy"),
+                    "record",
+                    "--rate",
+                    "50",
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(samples),
+                    "--",
+                    str(ROOT / ".venv/bin/adwh"),
+                    "run",
+                    "--start",
+                    (end - timedelta(days=days - 1)).isoformat(),
+                    "--end",
+                    end.isoformat(),
+                ],
+                env=pipeline_env(server, Path(home)),
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
+    finally:
+        server.stop()
+    total, counts = inclusive(samples)
+    print(f"{total} samples of `adwh run` ({preset}, {days} days); inclusive share per frame:")
+    shown = [(f, n) for f, n in counts.most_common() if LIBRARIES.search(f)][:SHOWN]
+    for frame, count in shown:
+        print(f"{count / total:6.1%}  {frame}")
+    print(f"raw samples: {os.path.relpath(samples, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
