@@ -41,9 +41,13 @@ def date_range(context: dg.AssetExecutionContext, source: Source, today: date) -
 SOURCES_AT_ONCE = 4
 
 
+def selected_tables(context: dg.AssetExecutionContext) -> set[str]:
+    return {key.to_user_string() for key in context.selected_asset_keys}
+
+
 def selected_sources(context: dg.AssetExecutionContext, sources: Sequence[Source]) -> list[Source]:
     """The sources feeding any asset the run selected (a source always feeds all its tables)."""
-    selected = {key.to_user_string() for key in context.selected_asset_keys}
+    selected = selected_tables(context)
     return [s for s in sources if any(o.schema.name in selected for o in s.outputs)]
 
 
@@ -60,6 +64,7 @@ def materialize_sources(
     settings = service.settings(warehouse)
     destination = warehouse.destination()
     extracted_at = datetime.now(UTC)
+    ranges = [date_range(context, source, settings.today) for source in sources]
 
     async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
         async with open_session(
@@ -72,8 +77,8 @@ def materialize_sources(
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
 
-            async def one(source: Source, counts: RunStats) -> Outcomes:
-                start, end = date_range(context, source, settings.today)
+            async def one(source: Source, span: tuple[date, date], counts: RunStats) -> Outcomes:
+                start, end = span
                 async with gate:
                     with counting(counts):
                         return await extract_source(
@@ -81,7 +86,8 @@ def materialize_sources(
                         )
 
             outcomes = await asyncio.gather(
-                *(one(s, c) for s, c in zip(sources, stats, strict=True)), return_exceptions=True
+                *(one(*args) for args in zip(sources, ranges, stats, strict=True)),
+                return_exceptions=True,
             )
             return outcomes, stats, session.warnings
 
@@ -89,24 +95,24 @@ def materialize_sources(
     for warning in warnings:
         context.log.warning(warning)
     failures = []
-    for source, outcome, counts in zip(sources, outcomes, stats, strict=True):
+    selected = selected_tables(context)
+    for outcome, counts, (start, end) in zip(outcomes, stats, ranges, strict=True):
         if isinstance(outcome, BaseException):
             failures.append(outcome)
             continue
-        start, end = date_range(context, source, settings.today)
-        yield from _results(context, outcome, counts, start, end)
+        yield from _results(context, selected, outcome, counts, start, end)
     if failures:
         raise failures[0]
 
 
 def _results(
     context: dg.AssetExecutionContext,
+    selected: set[str],
     outcomes: Outcomes,
     stats: RunStats,
     start: date,
     end: date,
 ) -> Iterator[dg.MaterializeResult]:
-    selected = {key.to_user_string() for key in context.selected_asset_keys}
     for name, outcome in outcomes.items():
         if name not in selected:
             continue
