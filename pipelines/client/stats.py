@@ -43,18 +43,6 @@ class RunStats:
             "elapsed_s": round(self.elapsed, 3),
         }
 
-    def add(self, other: "RunStats") -> None:
-        for name in (
-            "requests",
-            "pages",
-            "rows",
-            "bytes",
-            "retries",
-            "rate_limited",
-            "estimated_credits",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
 
 # Sources extracted side by side share one client; each counts its own traffic in the task
 # that extracts it (and the tasks it starts, which inherit the variable).
