@@ -44,10 +44,20 @@ class BadRequestError(ServiceError):
     """400: the request is invalid; `param` names the parameter when the service says."""
 
     def window_limit(self, requested_days: int) -> int | None:
-        """The smaller window limit (days) named by a 'window too large' answer, if any."""
-        numbers = [int(n) for n in re.findall(r"(\d+)\s*days?", self.reason)]
+        """The window limit (days) a 'window too large' answer names, if it names one smaller
+        than the window asked for.
+
+        Spec 8 says the 400 names the exact limit but not in which words ("max 14 days", "the
+        maximum for this resource is 14.", "at most 14 days after start_date"), so every
+        number of the message counts except those inside a date; when several are smaller
+        than the request, the smallest is safe: a narrower window is only more requests."""
+        text = _DATE.sub(" ", self.reason)
+        numbers = [int(n) for n in re.findall(r"(?<![\d.])\d+(?![\d.]*\d)", text)]
         smaller = [n for n in numbers if 0 < n < requested_days]
         return min(smaller) if smaller else None
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?")
 
 
 class TransientError(ServiceError):

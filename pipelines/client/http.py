@@ -5,6 +5,8 @@ import logging
 import random
 import ssl
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import httpx
 import orjson
@@ -67,10 +69,15 @@ def attempt_deadline(timeout: httpx.Timeout) -> float:
 
 @dataclass(frozen=True)
 class Response:
-    """A decoded answer and its size on the wire."""
+    """A decoded answer, and its bytes exactly as they came: JSON numbers lose digits once
+    decoded to floats, so money sent as a number is re-read from `content`."""
 
     body: dict
-    nbytes: int
+    content: bytes
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.content)
 
 
 class ServiceClient:
@@ -200,14 +207,14 @@ class ServiceClient:
             )
         self.limiter.succeeded()
         if not content:
-            return Response({}, 0)
+            return Response({}, b"")
         try:
             body = orjson.loads(content)
         except orjson.JSONDecodeError:
             raise TransientError(where, status, "the body is not complete JSON") from None
         if not isinstance(body, dict):
             raise ServiceError(where, status, "the body is not a JSON object")
-        return Response(body, len(content))
+        return Response(body, content)
 
 
 def _untrusted(error: BaseException) -> bool:
@@ -220,11 +227,22 @@ def _untrusted(error: BaseException) -> bool:
 
 
 def _retry_after(answer: httpx.Response) -> float | None:
+    """Seconds to wait: `Retry-After` as delay-seconds or as an HTTP date (RFC 9110 10.2.3);
+    None when absent or unreadable, and our own backoff applies."""
     raw = answer.headers.get("retry-after")
+    if raw is None:
+        return None
     try:
-        return max(0.0, float(raw)) if raw is not None else None
+        return max(0.0, float(raw))
     except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _error_body(content: bytes) -> dict:
