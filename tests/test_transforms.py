@@ -3,12 +3,13 @@
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+import orjson
 import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transforms.meaning import economics_status, pseudonym, pseudonymize_emails, safe_ratio
+from transforms.meaning import economics_status, pseudonym, pseudonymize_text, safe_ratio
 from transforms.records import RecordError, records_to_frame
 from warehouse.schemas import CAMPAIGN_METRICS
 
@@ -65,9 +66,11 @@ def test_counts_keep_null_apart_from_zero(values):
     [
         ("cost", "1.23456", "at most 4 fractional digits"),
         ("cost", "1,000.00", "not an exact decimal"),
-        ("cost", 12.5, "expected a decimal string"),
+        ("cost", True, "expected a decimal string or number"),
         ("clicks", True, "expected count"),
-        ("clicks", "7", "expected count"),
+        ("clicks", 7.5, "expected count"),
+        ("clicks", "seven", "expected count"),
+        ("campaign", 12, "expected id"),
         ("date", "2026-02-30", "not a valid date"),
         ("campaign", None, "required field missing"),
     ],
@@ -114,10 +117,20 @@ def test_pseudonyms_are_stable_keyed_and_hide_the_address(address, key, other_ke
         assert pseudonym(address, other_key) != first
 
 
-def test_only_email_actors_are_pseudonymized():
-    actors = pl.DataFrame({"actor": ["ana.perez@example.com", "workflow:nightly", None]})
-    got = pseudonymize_emails(actors, "actor", b"k" * 32)["actor"].to_list()
-    assert got[0].startswith("person:") and got[1:] == ["workflow:nightly", None]
+@given(st.emails(), st.sampled_from(["actor", "note", "error"]))
+def test_every_address_in_a_page_becomes_its_pseudonym_and_the_json_stays_valid(address, field):
+    key = b"k" * 32
+    page = orjson.dumps({"data": [{field: address, "other": f"sent by {address}, twice"}]})
+    hidden = pseudonymize_text(page, key)
+    assert address.encode() not in hidden and b"@" not in hidden
+    row = orjson.loads(hidden)["data"][0]
+    assert row[field] == pseudonym(address, key)
+    assert pseudonymize_text(hidden, key) == hidden  # idempotent: rebuilds hide nothing twice
+
+
+def test_pages_without_an_address_are_left_as_they_came():
+    page = b'{"data":[{"actor":"workflow:nightly","n":1.50}]}'
+    assert pseudonymize_text(page, b"k" * 32) is page
 
 
 @given(

@@ -1,20 +1,34 @@
-"""Service records (dicts) to typed Polars frames, refusing anything that would lose meaning.
+"""Service records (dicts) to typed Polars frames: tolerant where the spec leaves a shape open,
+strict where it pins one down.
 
-Money arrives as decimal strings and must land exactly: a string is checked digit by digit
-before the cast, because Polars' decimal cast would round extra fractional digits silently.
-A JSON number where a decimal string belongs is an error, not something to coerce.
+What the spec pins down, and only that, can make a value bad: the identifier pattern (2.1), the
+decimal-string syntax of money (1), integers for counts (2.6), ISO dates and timestamps (2.1),
+closed enumerations (checked by the contracts). Everything it leaves open is read in every
+reasonable shape: money as a decimal string or a JSON number (1 versus 2.2), a related field as
+an id or as the expanded object (2.1), timestamps with or without fractional seconds and with
+`Z` or an offset, strings that arrive as numbers.
+
+Money is exact: a string is checked digit by digit before the cast (Polars' decimal cast would
+round extra fractional digits silently), and a JSON number is never read through a binary
+float: a float in a money column raises `InexactNumber`, and the caller re-reads the page's
+bytes with every number as a `Decimal` (`Page.exact`).
 """
 
 import re
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import Decimal
 
 import orjson
 import polars as pl
 
 from warehouse.schemas import MONEY_PRECISION, MONEY_SCALE, Column, Kind, TableSchema
 
-_MONEY = re.compile(rf"^-?\d{{1,{MONEY_PRECISION - MONEY_SCALE}}}(\.\d{{1,{MONEY_SCALE}}})?$")
-_MONEY_PATTERN = _MONEY.pattern
+# Spec 1: a decimal string. Trailing zeros beyond the scale change no digit, so they are kept.
+MONEY_SYNTAX = rf"^-?\d{{1,{MONEY_PRECISION - MONEY_SCALE}}}(\.\d{{1,{MONEY_SCALE}}}0*)?$"
+_INTEGER = re.compile(r"^-?\d+$")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?$")
+_TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"  # fractions optional; Z, +00:00 or any offset
 
 
 class RecordError(ValueError):
@@ -28,6 +42,10 @@ class RecordError(ValueError):
         super().__init__(f"{table}.{column}{place}: {problem}: {value!r}")
 
 
+class InexactNumber(Exception):  # noqa: N818 - a signal to re-read exactly, not an error
+    """Money arrived as a binary float: its digits must be read again from the page's text."""
+
+
 def _dig(record: dict, path: tuple[str, ...]) -> object:
     value: object = record
     for key in path:
@@ -37,63 +55,157 @@ def _dig(record: dict, path: tuple[str, ...]) -> object:
     return value
 
 
-_PYTHON_TYPES: dict[Kind, tuple[type, ...]] = {
-    Kind.ID: (str,),
-    Kind.STRING: (str,),
-    Kind.MONEY: (str,),
-    Kind.DECIMAL_NUMBER: (int, float),
-    Kind.RATIO: (int, float),
-    Kind.NUMBER: (int, float),
-    Kind.COUNT: (int,),
-    Kind.DATE: (str,),
-    Kind.TIMESTAMP: (str,),
-    Kind.BOOL: (bool,),
-    Kind.STRINGS: (list,),
+def json_text(value: object) -> str:
+    """Compact JSON; a `Decimal` (from an exact re-read) is written with its own digits."""
+    return orjson.dumps(value, default=_plain_number).decode()
+
+
+def _plain_number(value: object) -> object:
+    if isinstance(value, Decimal):
+        return orjson.Fragment(format(value, "f"))
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _text(value: object) -> str:
+    """A scalar or structure as the text a string column keeps (numbers with their digits)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, int | float):
+        return repr(value)
+    return json_text(value)
+
+
+# ---------------------------------------------------------------------------- per kind
+# Each reader maps one raw value to the Python value its column holds, raising ValueError
+# with the problem in words when the spec says the value cannot be what it is.
+def _money(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise ValueError("expected a decimal string or number")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, float):
+        raise InexactNumber
+    raise ValueError("expected a decimal string or number")
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected count")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float | Decimal) and value == int(value):
+        return int(value)
+    if isinstance(value, str) and _INTEGER.match(value):
+        return int(value)
+    raise ValueError("expected count")
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, not {value!r}")
+    if isinstance(value, int | float | Decimal):
+        return float(value)
+    if isinstance(value, str) and _NUMBER.match(value):
+        return float(value)
+    raise ValueError("expected a number")
+
+
+def _identifier(value: object) -> str:
+    """Spec 2.1: a related field holds an id, or with `expand` the related object."""
+    if isinstance(value, dict):
+        value = value.get("id")
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected id")
+
+
+def _strings(value: object) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [
+        item["id"] if isinstance(item, dict) and isinstance(item.get("id"), str) else _text(item)
+        for item in items
+    ]
+
+
+def _boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    raise ValueError("expected bool")
+
+
+def _string(value: object) -> str:
+    return _text(value)
+
+
+def _date_text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("not a valid date")
+    return value
+
+
+READERS: dict[Kind, Callable[[object], object]] = {
+    Kind.ID: _identifier,
+    Kind.STRING: _string,
+    Kind.MONEY: _money,
+    Kind.RATIO: _number,
+    Kind.NUMBER: _number,
+    Kind.COUNT: _count,
+    Kind.DATE: _date_text,
+    Kind.TIMESTAMP: _date_text,
+    Kind.BOOL: _boolean,
+    Kind.JSON: json_text,
+    Kind.STRINGS: _strings,
+}
+# Values that are already what the column holds skip the reader (the common case, fast).
+_NATIVE: dict[Kind, type] = {
+    Kind.ID: str,
+    Kind.STRING: str,
+    Kind.MONEY: str,
+    Kind.RATIO: float,
+    Kind.NUMBER: float,
+    Kind.COUNT: int,
+    Kind.DATE: str,
+    Kind.TIMESTAMP: str,
+    Kind.BOOL: bool,
 }
 
 
-def _check_types(schema: TableSchema, column: Column, values: list, where: str) -> None:
-    allowed = _PYTHON_TYPES.get(column.kind)
-    if allowed is None:
-        return
+def _read(schema: TableSchema, column: Column, values: list, where: str) -> list:
+    native = _NATIVE.get(column.kind)
+    if native is not None and all(v is None or type(v) is native for v in values):
+        return values
+    read = READERS[column.kind]
+    out = []
     for value in values:
         if value is None:
+            out.append(None)
             continue
-        wrong_bool = isinstance(value, bool) and bool not in allowed
-        if wrong_bool or not isinstance(value, allowed):
-            expected = "a decimal string" if column.kind is Kind.MONEY else column.kind.value
-            raise RecordError(schema.name, column.name, value, f"expected {expected}", where)
+        try:
+            out.append(read(value))
+        except ValueError as error:
+            raise RecordError(schema.name, column.name, value, str(error), where) from None
+    return out
 
 
 def _series(schema: TableSchema, column: Column, values: list, where: str) -> pl.Series:
-    _check_types(schema, column, values, where)
+    values = _read(schema, column, values, where)
     name, kind = column.name, column.kind
-    if kind is Kind.JSON:
-        text = [None if v is None else orjson.dumps(v).decode() for v in values]
-        return pl.Series(name, text, dtype=pl.String)
-    if kind is Kind.DECIMAL_NUMBER:
-        values = [None if v is None else repr(v) for v in values]
-        return _money(schema, column, pl.Series(name, values, dtype=pl.String), where)
     if kind is Kind.MONEY:
-        return _money(schema, column, pl.Series(name, values, dtype=pl.String), where)
+        return _exact(schema, column, pl.Series(name, values, dtype=pl.String), where)
     if kind is Kind.DATE:
-        return _parse(
-            schema,
-            column,
-            pl.Series(name, values, dtype=pl.String),
-            where,
-            lambda s: s.str.to_date("%Y-%m-%d", strict=False),
-        )
+        return _dates(schema, column, pl.Series(name, values, dtype=pl.String), where)
     if kind is Kind.TIMESTAMP:
-        return _parse(
-            schema,
-            column,
-            pl.Series(name, values, dtype=pl.String),
-            where,
-            lambda s: s.str.to_datetime(
-                time_unit="us", time_zone="UTC", strict=False
-            ).dt.replace_time_zone(None),
-        )
+        return _timestamps(schema, column, pl.Series(name, values, dtype=pl.String), where)
     if kind is Kind.STRINGS:
         return pl.Series(name, values, dtype=pl.List(pl.String), strict=True)
     dtype = {
@@ -102,22 +214,16 @@ def _series(schema: TableSchema, column: Column, values: list, where: str) -> pl
         Kind.COUNT: pl.Int64,
         Kind.BOOL: pl.Boolean,
     }.get(kind, pl.String)
-    return pl.Series(name, values, dtype=dtype, strict=True)
+    try:
+        return pl.Series(name, values, dtype=dtype, strict=True)
+    except OverflowError:
+        big = next(v for v in values if v is not None and abs(v) >= 2**63)
+        raise RecordError(schema.name, name, big, "does not fit a 64-bit integer", where) from None
 
 
-def _parse(schema, column, raw: pl.Series, where: str, parse) -> pl.Series:
-    parsed = parse(raw)
-    bad = raw.filter(parsed.is_null() & raw.is_not_null())
-    if len(bad):
-        raise RecordError(schema.name, column.name, bad[0], f"not a valid {column.kind}", where)
-    return parsed
-
-
-def _money(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
+def _exact(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
     """Validate every digit, then cast: nothing may be rounded on the way in."""
-    if column.kind is Kind.DECIMAL_NUMBER:
-        raw = raw.str.replace(r"\.0$", "")
-    bad = raw.filter(raw.is_not_null() & ~raw.str.contains(_MONEY_PATTERN))
+    bad = raw.filter(raw.is_not_null() & ~raw.str.contains(MONEY_SYNTAX))
     if len(bad):
         raise RecordError(
             schema.name,
@@ -129,6 +235,41 @@ def _money(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> p
     return raw.cast(pl.Decimal(MONEY_PRECISION, MONEY_SCALE))
 
 
+def _dates(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
+    """`YYYY-MM-DD`; a timestamp where a date belongs gives its UTC day."""
+    parsed = raw.str.to_date("%Y-%m-%d", strict=False)
+    missed = parsed.is_null() & raw.is_not_null()
+    if missed.any():
+        as_time = _timestamps(schema, column, raw.filter(missed), where)
+        parsed = parsed.scatter(missed.arg_true(), as_time.dt.date())
+    return parsed
+
+
+def _timestamps(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
+    """ISO 8601 in UTC (spec 2.1), read however a service writes it: fractional seconds or
+    none, `Z` or `+00:00` (or another offset, converted), a bare date as midnight."""
+    parsed = raw.str.to_datetime(
+        _TIMESTAMP_FORMAT, time_unit="us", time_zone="UTC", strict=False
+    ).dt.replace_time_zone(None)
+    missed = parsed.is_null() & raw.is_not_null()
+    if missed.any():
+        slow = [_one_timestamp(schema, column, text, where) for text in raw.filter(missed)]
+        parsed = parsed.scatter(missed.arg_true(), pl.Series(slow, dtype=pl.Datetime("us")))
+    return parsed
+
+
+def _one_timestamp(schema: TableSchema, column: Column, text: str, where: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise RecordError(
+            schema.name, column.name, text, f"not a valid {column.kind}", where
+        ) from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
 def records_to_frame(
     records: list[dict],
     schema: TableSchema,
@@ -138,7 +279,8 @@ def records_to_frame(
     where: str = "",
     constants: dict[str, list] | None = None,
 ) -> pl.DataFrame:
-    """Typed frame of `schema` from the service's records; raises RecordError on bad values.
+    """Typed frame of `schema` from the service's records; raises RecordError on bad values
+    and InexactNumber when money arrived as a float (re-read the page exactly, then again).
 
     `constants` fill columns the records do not carry (the campaign and day a history page was
     asked for), one value per record, parsed like the service's own values.
@@ -167,12 +309,3 @@ def records_to_frame(
             if name in frame.columns or name in ("account_id", "_extracted_at")
         ]
     )
-
-
-def unknown_fields(records: list[dict], schema: TableSchema) -> set[str]:
-    """Top-level fields the service sent that the schema does not know (kept in raw only)."""
-    known = {c.source[0] for c in schema.columns if c.source} | {"object"}
-    seen: set[str] = set()
-    for record in records:
-        seen.update(record.keys())
-    return seen - known

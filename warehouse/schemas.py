@@ -16,8 +16,7 @@ MONEY_PRECISION, MONEY_SCALE = 18, 4
 class Kind(StrEnum):
     ID = "id"  # the service's 24-hex identifier
     STRING = "string"
-    MONEY = "money"  # a decimal string
-    DECIMAL_NUMBER = "decimal_number"  # money the spec sends as a JSON number (budgets)
+    MONEY = "money"  # a decimal string, or a JSON number read from its digits (spec 1, 2.2)
     RATIO = "ratio"  # a fraction, null on a zero denominator
     NUMBER = "number"
     COUNT = "count"
@@ -32,7 +31,6 @@ POLARS_TYPES: dict[Kind, pl.DataType] = {
     Kind.ID: pl.String(),
     Kind.STRING: pl.String(),
     Kind.MONEY: pl.Decimal(MONEY_PRECISION, MONEY_SCALE),
-    Kind.DECIMAL_NUMBER: pl.Decimal(MONEY_PRECISION, MONEY_SCALE),
     Kind.RATIO: pl.Float64(),
     Kind.NUMBER: pl.Float64(),
     Kind.COUNT: pl.Int64(),
@@ -47,7 +45,6 @@ DUCKDB_TYPES: dict[Kind, str] = {
     Kind.ID: "VARCHAR",
     Kind.STRING: "VARCHAR",
     Kind.MONEY: f"DECIMAL({MONEY_PRECISION},{MONEY_SCALE})",
-    Kind.DECIMAL_NUMBER: f"DECIMAL({MONEY_PRECISION},{MONEY_SCALE})",
     Kind.RATIO: "DOUBLE",
     Kind.NUMBER: "DOUBLE",
     Kind.COUNT: "BIGINT",
@@ -85,6 +82,14 @@ def field(
     return Column(name or snake(path), kind, tuple(path.split(".")), enum, required)
 
 
+@dataclass(frozen=True)
+class ColumnChange:
+    """A column the service's records added to a table, or widened (schema evolution)."""
+
+    column: Column
+    previous: Kind | None  # None: new
+
+
 class Layout(StrEnum):
     DAILY_FACT = "daily_fact"  # lake/<t>/date=/currency=/
     DATED = "dated"  # lake/<t>/date=/
@@ -114,6 +119,22 @@ class TableSchema:
 
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
+
+    def extended(self, extra: tuple[Column, ...]) -> "TableSchema":
+        """This table with columns the service added (schema evolution) after the registry's;
+        an extra column of a name already held replaces it in place (a widened type)."""
+        if not extra:
+            return self
+        replacing = {c.name: c for c in extra}
+        kept = tuple(replacing.pop(c.name, c) for c in self.columns)
+        return TableSchema(
+            self.name,
+            self.resource,
+            self.layout,
+            kept + tuple(replacing.values()),
+            self.natural_key,
+            self.description,
+        )
 
 
 ACCOUNT_ID = Column("account_id", Kind.ID, (), required=True)
@@ -170,23 +191,23 @@ CAMPAIGNS = TableSchema(
         field("endDate", Kind.DATE),
         field("deliveryStatus", Kind.STRING),
         field("deliveryReasons", Kind.STRINGS),
-        field("budget.amount", Kind.DECIMAL_NUMBER),
+        field("budget.amount", Kind.MONEY),
         field("budget.currency", Kind.STRING),
         field("budget.period", Kind.STRING),
         field("bidStrategy", Kind.STRING),
-        field("portfolioId", Kind.ID),
+        field("portfolioId", Kind.STRING),  # spec 2.2: a string, not an identifier
         field("createdAt", Kind.TIMESTAMP),
         field("updatedAt", Kind.TIMESTAMP),
         field(_OPT + "aiEnabled", Kind.BOOL),
         field(_OPT + "objective.type", Kind.STRING),
         field(_OPT + "objective.value", Kind.NUMBER),
         field(_OPT + "objective.maxAcosPct", Kind.NUMBER),
-        field(_OPT + "limits.minBid", Kind.DECIMAL_NUMBER),
-        field(_OPT + "limits.maxBid", Kind.DECIMAL_NUMBER),
+        field(_OPT + "limits.minBid", Kind.MONEY),
+        field(_OPT + "limits.maxBid", Kind.MONEY),
         field(_OPT + "limits.placementCapPercent", Kind.NUMBER),
-        field(_OPT + "limits.minSpendBeforeNegative", Kind.DECIMAL_NUMBER),
-        field(_OPT + "budget.dailyBudget", Kind.DECIMAL_NUMBER),
-        field(_OPT + "budget.monthlyBudget", Kind.DECIMAL_NUMBER),
+        field(_OPT + "limits.minSpendBeforeNegative", Kind.MONEY),
+        field(_OPT + "budget.dailyBudget", Kind.MONEY),
+        field(_OPT + "budget.monthlyBudget", Kind.MONEY),
         field(_OPT + "harvesting.discoveryLevel", Kind.STRING),
         field(_OPT + "harvesting.competitorAsinTargeting", Kind.BOOL),
         field(_OPT + "harvesting.crossCampaign.enabled", Kind.BOOL),
@@ -258,6 +279,15 @@ def daily_fact(
 TIMESTAMPS = (field("createdAt", Kind.TIMESTAMP), field("updatedAt", Kind.TIMESTAMP))
 PLACE = (field("connection", Kind.ID), field("country", Kind.ID))
 
+ACCOUNTS = snapshot(
+    "accounts",
+    "accounts",
+    "The accounts extracted, one row each, with their names (spec 2.8). An agency key reaches "
+    "several; `connections` lists the connections each one shares.",
+    field("id", Kind.ID, required=True),
+    field("name", Kind.STRING),
+    field("connections", Kind.STRINGS),
+)
 CONNECTIONS = snapshot(
     "connections",
     "connections",
@@ -379,7 +409,7 @@ ADVERTISING_PRODUCTS = snapshot(
     field("eligibilityStatus", Kind.STRING),
     field("ineligibilityCodes", Kind.STRINGS),
     field("ineligibilityReasons", Kind.STRINGS),
-    field("basisPrice.amount", Kind.DECIMAL_NUMBER),
+    field("basisPrice.amount", Kind.MONEY),
     field("basisPrice.currency", Kind.STRING),
     field("bestSellerRank", Kind.COUNT),
     field("firstAvailabilityDate", Kind.TIMESTAMP),
@@ -396,7 +426,7 @@ PORTFOLIOS = snapshot(
     field("name", Kind.STRING),
     field("state", Kind.STRING),
     field("budget.policy", Kind.STRING),
-    field("budget.amount", Kind.DECIMAL_NUMBER),
+    field("budget.amount", Kind.MONEY),
     field("budget.startDate", Kind.DATE),
     field("budget.endDate", Kind.DATE),
     field("createdAt", Kind.TIMESTAMP),
@@ -411,8 +441,8 @@ ADGROUPS = snapshot(
     field("campaign", Kind.ID),
     field("adProduct", Kind.STRING, enum=AD_PRODUCTS),
     *PLACE,
-    field("state", Kind.STRING, enum=STATES),
-    field("defaultBid", Kind.DECIMAL_NUMBER),
+    field("state", Kind.STRING),  # spec 3: values beyond those named: not shown
+    field("defaultBid", Kind.MONEY),
     *TIMESTAMPS,
 )
 TARGETS = snapshot(
@@ -425,7 +455,7 @@ TARGETS = snapshot(
     field("campaign", Kind.ID),
     field("adGroup", Kind.ID),
     *PLACE,
-    field("state", Kind.STRING, enum=STATES),
+    field("state", Kind.STRING),  # spec 3: values beyond those named: not shown
     field("targetType", Kind.STRING),
     field("negative", Kind.BOOL),
     field("keywordText", Kind.STRING),
@@ -448,7 +478,7 @@ TARGETS = snapshot(
     field("contentCategoryId", Kind.STRING),
     field("locationId", Kind.STRING),
     field("expression", Kind.STRING),
-    field("bid", Kind.DECIMAL_NUMBER),
+    field("bid", Kind.MONEY),
     *TIMESTAMPS,
 )
 PRODUCT_ADS = snapshot(
@@ -570,7 +600,7 @@ SEARCH_TERM_METRICS = advertising_fact(
     "search-term-metrics",
     "search_term",
     "Daily advertising performance per shopper search term, keyed as the service keys rows.",
-    field("search_term", Kind.ID, required=True),
+    field("search_term", Kind.STRING, required=True),  # spec 2.6: row fields not shown
     field("search_term_text", Kind.STRING),
     field("target", Kind.ID),
     field("match_type", Kind.STRING),
@@ -742,6 +772,7 @@ ADVERTISING_CHANGES = TableSchema(
 TABLES: dict[str, TableSchema] = {
     t.name: t
     for t in (
+        ACCOUNTS,
         CONNECTIONS,
         COUNTRIES,
         BRANDS,
