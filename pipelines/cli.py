@@ -57,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--preset", choices=("small", "medium", "large"), default="small")
     serve.add_argument("--key", default="sandbox")
+    serve.add_argument(
+        "--variant",
+        type=int,
+        default=0,
+        help="0: our sandbox; N > 0: the spec's open choices made otherwise, seeded by N",
+    )
     return root
 
 
@@ -158,13 +164,9 @@ def command_run(
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
     print_summary(summary)
     for line in summary.tables:
-        unknown = line.metadata.get("unknown_fields", "none")
-        if unknown != "none":
-            print(
-                f"adwh: warning: {line.table}: the service sent fields the warehouse does not "
-                f"know ({unknown}); they are kept in raw/",
-                file=sys.stderr,
-            )
+        changes = line.metadata.get("schema_changes", "none")
+        if changes != "none":
+            print(f"adwh: {line.table}: {changes}", file=sys.stderr)
     if summary.failure:
         print(f"adwh: {summary.failure}", file=sys.stderr)
         return EXIT_FAILED
@@ -202,12 +204,18 @@ def command_check(settings: Settings) -> int:
     return asyncio.run(go())
 
 
-def command_serve(settings: Settings, port: int, preset: str, key: str) -> int:
+def command_serve(settings: Settings, port: int, preset: str, key: str, variant: int = 0) -> int:
     from pipelines.sandbox.app import serve
     from pipelines.sandbox.service import SandboxService
 
-    service = SandboxService(preset, settings.today, key=key)
-    print(f"sandbox ({preset}, reference {settings.today}) on http://127.0.0.1:{port}", flush=True)
+    if variant < 0:
+        raise UsageError(f"--variant must be 0 or more, got {variant}")
+    service = SandboxService(preset, settings.today, key=key, variant=variant)
+    shown = f", variant {variant}" if variant else ""
+    print(
+        f"sandbox ({preset}{shown}, reference {settings.today}) on http://127.0.0.1:{port}",
+        flush=True,
+    )
     serve(service, port)
     return 0
 
@@ -228,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             return command_demo(settings, args.days)
         if args.command == "check":
             return command_check(settings)
-        return command_serve(settings, args.port, args.preset, args.key)
+        return command_serve(settings, args.port, args.preset, args.key, args.variant)
     except (ConfigurationError, UsageError) as error:
         print(f"adwh: {error}", file=sys.stderr)
         return EXIT_USAGE

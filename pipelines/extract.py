@@ -16,19 +16,24 @@ credits.
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 
+import orjson
 import polars as pl
 
 from pipelines.client.accounts import AccountRef
 from pipelines.client.paging import Page
 from pipelines.session import Session
-from transforms.records import RecordError, records_to_frame, unknown_fields
+from transforms.evolution import evolve, unknown_values
+from transforms.meaning import pseudonymize_text
+from transforms.records import InexactNumber, RecordError, records_to_frame
 from warehouse.contracts import ContractError, validate
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
+from warehouse.schema_log import SchemaLog
 from warehouse.schemas import Layout, TableSchema
 from warehouse.secrets import pseudonym_key
 from warehouse.spool import Spool
@@ -41,10 +46,12 @@ PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str
 @dataclass(frozen=True)
 class Context:
     """What shaping may depend on besides the rows: the run's reference date and the key of
-    the change log's pseudonyms. A rebuild from raw uses the fetch's own reference date."""
+    the e-mail pseudonyms; and the run that records any column the service adds. A rebuild
+    from raw uses the fetch's own reference date."""
 
     reference: date
     pseudonym_key: bytes
+    run_id: str = ""
 
 
 def unchanged(frame: pl.DataFrame, context: Context) -> pl.DataFrame:
@@ -79,7 +86,20 @@ class Output:
         context: Context,
     ) -> pl.DataFrame:
         """One typed frame for a batch of pages: typing is vectorised, so a batch costs about
-        what one page does."""
+        what one page does. Money that came as a JSON float is re-read from the pages' text."""
+        try:
+            return self._frame(pages, account_id, extracted_at, context)
+        except InexactNumber:
+            exact = [(where, page.exact()) for where, page in pages]
+            return self._frame(exact, account_id, extracted_at, context)
+
+    def _frame(
+        self,
+        pages: list[tuple[str, Page]],
+        account_id: str,
+        extracted_at: datetime,
+        context: Context,
+    ) -> pl.DataFrame:
         records: list[dict] = []
         constants: dict[str, list] = {}
         for _, page in pages:
@@ -131,8 +151,12 @@ class Destination:
     def raw(self) -> RawStore:
         return RawStore(self.home / "raw")
 
-    def context(self, reference: date) -> Context:
-        return Context(reference, pseudonym_key(self.home))
+    @cached_property
+    def schemas(self) -> SchemaLog:
+        return SchemaLog(self.home)
+
+    def context(self, reference: date, run_id: str = "") -> Context:
+        return Context(reference, pseudonym_key(self.home), run_id)
 
 
 @dataclass
@@ -141,7 +165,7 @@ class TableOutcome:
     rows: int = 0
     partitions: int = 0
     files: int = 0
-    unknown_fields: set[str] = field(default_factory=set)
+    schema_changes: list[str] = field(default_factory=list)
     held_back: list[str] = field(default_factory=list)
     held_days: set[date] = field(default_factory=set)  # partitions with a bad value
     held_all: bool = False  # a bad value whose partition cannot be told
@@ -159,7 +183,7 @@ class TableOutcome:
             "rows": self.rows,
             "partitions": self.partitions,
             "lake_files": self.files,
-            "unknown_fields": ", ".join(sorted(self.unknown_fields)) or "none",
+            "schema_changes": "; ".join(self.schema_changes) or "none",
             "held_back": len(self.held_back),
         }
 
@@ -254,8 +278,12 @@ Spools = dict[str, Spool]
 
 @contextmanager
 def spools(dest: Destination, source: Source) -> Iterator[Spools]:
-    """One spool per table the source feeds, removed once the window is published."""
-    opened = {o.schema.name: Spool(dest.home / "staging", o.schema) for o in source.outputs}
+    """One spool per table the source feeds, removed once the window is published; each
+    starts from its table's schema as evolved so far."""
+    opened = {
+        o.schema.name: Spool(dest.home / "staging", dest.schemas.schema(o.schema))
+        for o in source.outputs
+    }
     try:
         yield opened
     finally:
@@ -271,12 +299,12 @@ def _publish(
     outcomes: Outcomes,
 ) -> None:
     for output in source.outputs:
-        schema = output.schema
+        spool = frames[output.schema.name]
+        outcome = outcomes[output.schema.name]
         if source.dated:
-            publish_dated(dest, schema, frames[schema.name], days, outcomes[schema.name])
+            publish_dated(dest, spool.schema, spool, days, outcome)
         else:
-            frame = frames[schema.name].frame()
-            publish_snapshot(dest, schema, frame, days[0], outcomes[schema.name])
+            publish_snapshot(dest, spool.schema, spool.frame(), days[0], outcome)
 
 
 # ---------------------------------------------------------------------------- from the service
@@ -308,8 +336,9 @@ def _typed(
     single_output = Output(output.schema, page_rows, output.constants, output.shape)
     good = []
     for where, page in pages:
-        for record in output.records(page):
-            single = [(where, Page(page.path, page.params, {**page.body, "data": [record]}))]
+        exact = page.exact()
+        for record in output.records(exact):
+            single = [(where, Page(page.path, page.params, {**exact.body, "data": [record]}))]
             try:
                 good.append(single_output.frame(single, account_id, extracted_at, context))
             except RecordError as error:
@@ -338,6 +367,7 @@ class Batches:
 
 
 def _type_batch(
+    dest: Destination,
     source: Source,
     pages: list[tuple[str, Page]],
     account_id: str,
@@ -345,16 +375,51 @@ def _type_batch(
     context: Context,
     frames: Spools,
     outcomes: Outcomes,
+    keep: list[date] | None = None,
 ) -> None:
-    unfolded = {name for output in source.outputs for name in output.reads}
+    """Type a batch of pages into each table the source feeds, first adding a column for
+    every field the service sent that the table does not have yet (or widening one).
+    `keep`: the days a rebuild takes from this fetch (a newer one covers the others)."""
+    unfolded = frozenset(name for output in source.outputs for name in output.reads)
     for output in source.outputs:
-        outcome = outcomes[output.schema.name]
-        for _, page in pages:
-            found = unknown_fields(output.records(page), output.schema)
-            outcome.unknown_fields |= found - unfolded
-        frames[output.schema.name].append(
-            _typed(output, pages, account_id, extracted_at, context, outcome)
+        spool, outcome = frames[output.schema.name], outcomes[output.schema.name]
+        records = [record for _, page in pages for record in output.records(page)]
+        changes = evolve(spool.schema, unknown_values(records, output.schema, unfolded))
+        if changes:
+            spool.schema = spool.schema.extended(tuple(c.column for c in changes))
+        frame = _typed(
+            replace(output, schema=spool.schema),
+            pages,
+            account_id,
+            extracted_at,
+            context,
+            outcome,
         )
+        if changes:
+            first = _first_date(frame, [c.column.name for c in changes], context)
+            recorded = dest.schemas.record(spool.schema.name, changes, first, context.run_id)
+            outcome.schema_changes += [change.describe() for change in recorded]
+        if keep is not None:
+            frame = frame.filter(pl.col("date").is_in(keep))
+        spool.append(frame)
+
+
+def _first_date(frame: pl.DataFrame, columns: list[str], context: Context) -> date | None:
+    """The first partition holding a value of the new columns (a snapshot: the run's day)."""
+    if "date" not in frame.columns:
+        return context.reference
+    holding = frame.filter(pl.any_horizontal(pl.col(c).is_not_null() for c in columns))
+    return holding["date"].min() if holding.height else None
+
+
+def private(page: Page, key: bytes) -> Page:
+    """The page with every e-mail address replaced by its keyed pseudonym, in its bytes and
+    its decoded body alike: nothing after this point, the raw landing included, sees one."""
+    content = page.content or orjson.dumps(page.body)
+    hidden = pseudonymize_text(content, key)
+    if hidden is content:
+        return Page(page.path, page.params, page.body, content)
+    return Page(page.path, page.params, orjson.loads(hidden), hidden)
 
 
 async def _land(
@@ -372,13 +437,14 @@ async def _land(
     dest.raw.start(folder)
     batches = Batches(
         lambda batch: _type_batch(
-            source, batch, account_id, extracted_at, context, frames, outcomes
+            dest, source, batch, account_id, extracted_at, context, frames, outcomes
         )
     )
     number = 0
-    async for where, page in pages:
+    async for where, received in pages:
         number += 1
-        dest.raw.write(folder, number, page.path, page.params, page.body)
+        page = private(received, context.pseudonym_key)
+        dest.raw.write(folder, number, page.path, page.params, page.content)
         batches.add(f"{where}, page {number}", page)
         # Pages already fetched are handed over without a pause; let the event loop send the
         # next requests and read answers between them, so the service never waits on us.
@@ -402,10 +468,11 @@ async def extract_source(
     end: date,
     extracted_at: datetime,
     reference: date,
+    run_id: str = "",
 ) -> Outcomes:
     """Fetch [start, end] (a dated source) or the snapshot of `start` (current state)."""
     outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
-    context = dest.context(reference)
+    context = dest.context(reference, run_id)
     if source.retention_days is not None:
         oldest = reference - timedelta(days=source.retention_days)
         if start < oldest:
@@ -448,35 +515,28 @@ def _raw_frames(
     account: str,
     manifest: dict,
     frames: Spools,
+    outcomes: Outcomes,
     keep: list[date] | None,
+    run_id: str,
 ) -> None:
     extracted_at = datetime.fromisoformat(manifest["extracted_at"]).astimezone(UTC)
-    context = dest.context(date.fromisoformat(manifest["reference"]))
+    context = dest.context(date.fromisoformat(manifest["reference"]), run_id)
     batches = Batches(
-        lambda batch: _raw_batch(source, batch, account, extracted_at, context, frames, keep)
+        lambda batch: _type_batch(
+            dest, source, batch, account, extracted_at, context, frames, outcomes, keep
+        )
     )
-    for number, (path, params, body) in enumerate(dest.raw.read(folder), start=1):
-        batches.add(f"raw {folder}, page {number}", Page(path, params, body))
+    for number, (file, path, params, content) in enumerate(dest.raw.read(folder), start=1):
+        page = private(Page(path, params, orjson.loads(content), content), context.pseudonym_key)
+        if page.content != content:  # landed in clear by an earlier version: hide it now
+            dest.raw.rewrite(file, path, params, page.content)
+        batches.add(f"raw {folder}, page {number}", page)
     batches.close()
 
 
-def _raw_batch(
-    source: Source,
-    pages: list[tuple[str, Page]],
-    account: str,
-    extracted_at: datetime,
-    context: Context,
-    frames: Spools,
-    keep: list[date] | None,
-) -> None:
-    for output in source.outputs:
-        frame = output.frame(pages, account, extracted_at, context)
-        if keep is not None:
-            frame = frame.filter(pl.col("date").is_in(keep))
-        frames[output.schema.name].append(frame)
-
-
-def rebuild_source(dest: Destination, source: Source, start: date, end: date) -> Outcomes:
+def rebuild_source(
+    dest: Destination, source: Source, start: date, end: date, run_id: str = ""
+) -> Outcomes:
     """Re-derive [start, end] from raw: for each day, the newest complete fetch covering it."""
     outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
     fetches = sorted(dest.raw.fetches(source.name), key=lambda f: f[2]["extracted_at"])
@@ -485,7 +545,9 @@ def rebuild_source(dest: Destination, source: Source, start: date, end: date) ->
             todays = [f for f in fetches if f[1].name == f"snapshot={day.isoformat()}"]
             with spools(dest, source) as frames:
                 for account, folder, manifest in todays:
-                    _raw_frames(dest, source, folder, account, manifest, frames, None)
+                    _raw_frames(
+                        dest, source, folder, account, manifest, frames, outcomes, None, run_id
+                    )
                 if todays:
                     _publish(dest, source, frames, [day], outcomes)
         return outcomes
@@ -502,7 +564,9 @@ def rebuild_source(dest: Destination, source: Source, start: date, end: date) ->
             for account, folder, manifest in fetches:
                 mine = [d for (a, d), f in newest.items() if a == account and f == folder]
                 if mine:
-                    _raw_frames(dest, source, folder, account, manifest, frames, mine)
+                    _raw_frames(
+                        dest, source, folder, account, manifest, frames, outcomes, mine, run_id
+                    )
             _publish(dest, source, frames, covered, outcomes)
     return outcomes
 

@@ -4,6 +4,7 @@ Useful after a fix to a transform or a contract: the typed layer is rebuilt from
 service already sent, spending no credits and no rate limit.
 """
 
+import uuid
 from datetime import date
 
 from pipelines.execute import RunSummary, TableLine
@@ -17,8 +18,9 @@ def rebuild(settings: Settings, start: date, end: date) -> RunSummary:
     destination = Destination(settings.home)
     destination.lake.clean_staging()
     summary = RunSummary(start, end)
+    run_id = f"rebuild-{uuid.uuid4().hex[:12]}"
     for source in SOURCES:
-        for name, outcome in rebuild_source(destination, source, start, end).items():
+        for name, outcome in rebuild_source(destination, source, start, end, run_id).items():
             summary.tables.append(TableLine(name, outcome.as_metadata()))
             if outcome.held_back and not summary.failure:
                 summary.failure = outcome.held_back[0]

@@ -82,7 +82,14 @@ def materialize_sources(
                 async with gate:
                     with counting(counts):
                         return await extract_source(
-                            session, destination, source, start, end, extracted_at, settings.today
+                            session,
+                            destination,
+                            source,
+                            start,
+                            end,
+                            extracted_at,
+                            settings.today,
+                            context.run.run_id,
                         )
 
             outcomes = await asyncio.gather(
@@ -116,11 +123,8 @@ def _results(
     for name, outcome in outcomes.items():
         if name not in selected:
             continue
-        if outcome.unknown_fields:
-            context.log.warning(
-                f"{name}: the service sent fields the warehouse does not know "
-                f"({', '.join(sorted(outcome.unknown_fields))}); they are kept in raw/."
-            )
+        for change in outcome.schema_changes:
+            context.log.warning(f"{name}: {change} (the service sent a field the registry lacks)")
         check = dg.AssetCheckResult(
             check_name=CONTRACT_CHECK,
             asset_key=name,

@@ -8,7 +8,7 @@ import polars as pl
 from pipelines.client.paging import Page
 from pipelines.extract import Context, Output, Source
 from pipelines.streams import cursor_list, daily_metrics, optimization_history
-from transforms.meaning import economics_status, pseudonymize_emails
+from transforms.meaning import economics_status
 from warehouse import schemas as s
 
 HISTORY_RETENTION_DAYS = 90
@@ -28,9 +28,15 @@ def with_economics_status(frame: pl.DataFrame, context: Context) -> pl.DataFrame
 
 
 def dated_by_change(frame: pl.DataFrame, context: Context) -> pl.DataFrame:
-    """The change log's partition is the day of `changed_at`; e-mail actors become pseudonyms."""
-    dated = frame.with_columns(pl.col("changed_at").dt.date().alias("date"))
-    return pseudonymize_emails(dated, "actor", context.pseudonym_key)
+    """The change log's partition is the day of `changed_at` (e-mail actors arrive here as
+    pseudonyms already: pages are pseudonymized before they are landed)."""
+    return frame.with_columns(pl.col("changed_at").dt.date().alias("date"))
+
+
+def the_extracted_account(frame: pl.DataFrame, context: Context) -> pl.DataFrame:
+    """`/v1/accounts` lists every account the key reaches (spec 4.3); each extracted account
+    keeps its own row."""
+    return frame.filter(pl.col("id") == pl.col("account_id"))
 
 
 def history_request(page: Page) -> dict[str, object]:
@@ -61,6 +67,11 @@ def cluster_keywords(page: Page) -> list[dict]:
 
 
 CATALOG = (
+    Source(
+        "accounts",
+        cursor_list("/v1/accounts"),
+        (Output(s.ACCOUNTS, shape=the_extracted_account),),
+    ),
     listing(s.CONNECTIONS),
     listing(s.COUNTRIES),
     listing(s.BRANDS),

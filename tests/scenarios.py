@@ -183,14 +183,14 @@ def copy_home(path: Path, like: Path) -> Path:
 
 # ---------------------------------------------------------------------------- what is there
 def warehouse_digest(home: Path) -> dict[str, tuple[int, str]]:
-    """Every base table of warehouse.duckdb: its rows and the md5 of all of them, sorted,
+    """Every extracted table of warehouse.duckdb: its rows and the md5 of all of them, sorted,
     without `_extracted_at`. Equal digests mean equal tables, row for row."""
     with duckdb.connect(str(home / WAREHOUSE), read_only=True) as con:
         names = [
             row[0]
             for row in con.sql(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_type = 'BASE TABLE' ORDER BY 1"
+                "SELECT table_name FROM information_schema.columns "
+                "WHERE column_name = '_extracted_at' ORDER BY 1"
             ).fetchall()
         ]
         return {

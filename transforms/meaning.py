@@ -24,7 +24,12 @@ ECONOMICS_FIELDS = (
     "refunded_units",
 )
 ECONOMICS_LAG_DAYS = 3  # 72 hours: the economics block arrives 48-72 hours late
-EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+# An address inside JSON text: the characters RFC 5322 lets a local part hold (a JSON string
+# escapes `"` and `\`, so a match never runs past the string that holds it), a dotted domain
+# whose last label starts with a letter (`.com`, `.xn--…`).
+EMAIL_IN_TEXT = re.compile(
+    rb"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z][A-Za-z0-9-]+"
+)
 
 
 def economics_status(frame: pl.DataFrame, reference: date) -> pl.DataFrame:
@@ -50,13 +55,14 @@ def pseudonym(value: str, key: bytes) -> str:
     return f"person:{digest[:20]}"
 
 
-def pseudonymize_emails(frame: pl.DataFrame, column: str, key: bytes) -> pl.DataFrame:
-    """Replace every value of `column` that is an e-mail address by its keyed pseudonym."""
-    values = frame[column].drop_nulls().unique().to_list()
-    mapping = {v: pseudonym(v, key) for v in values if EMAIL.fullmatch(v.strip())}
-    if not mapping:
-        return frame
-    return frame.with_columns(pl.col(column).replace(mapping))
+def pseudonymize_text(content: bytes, key: bytes) -> bytes:
+    """Every e-mail address in a page's JSON text replaced by its keyed pseudonym, before the
+    page is landed or parsed (contract 5.8): the change log's `actor` (spec 4.8), and any
+    address a service puts in a field we have never seen. Pseudonyms hold no `@`, so this is
+    idempotent."""
+    if b"@" not in content:
+        return content
+    return EMAIL_IN_TEXT.sub(lambda found: pseudonym(found[0].decode(), key).encode(), content)
 
 
 def safe_ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:

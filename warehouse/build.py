@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.marts import create_marts
+from warehouse.schema_log import SchemaLog
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -47,15 +48,58 @@ def _load(con: duckdb.DuckDBPyConnection, lake: Path, schema: TableSchema) -> No
         else f"read_parquet('{files}/**/*.parquet', hive_partitioning = true, "
         f"union_by_name = true, hive_types = {{'date': 'DATE'}})"
     )
+    # A column the service added after the last partition was written is in the schema and in
+    # no file yet: it loads as NULL, like the partitions written before it existed.
+    held = {row[0] for row in con.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()}
     columns = ", ".join(f'"{name}"' for name in schema.column_names)
+    values = ", ".join(
+        f'"{c.name}"' if c.name in held else f"CAST(NULL AS {DUCKDB_TYPES[c.kind]})"
+        for c in schema.columns
+    )
     if schema.layout is Layout.SNAPSHOT:
         query = (
-            f'INSERT INTO "{schema.name}" ({columns}) SELECT {columns} FROM {source} '
+            f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source} '
             f"WHERE date = (SELECT max(date) FROM {source})"
         )
     else:
-        query = f'INSERT INTO "{schema.name}" ({columns}) SELECT {columns} FROM {source}'
+        query = f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source}'
     con.execute(query)
+
+
+def _schema_changes(con: duckdb.DuckDBPyConnection, log: SchemaLog) -> None:
+    """The log of columns the service added or widened, as a table analysts can query."""
+    con.execute(SCHEMA_CHANGES_DDL)
+    con.execute(f"COMMENT ON TABLE schema_changes IS {sql_string(SCHEMA_CHANGES_COMMENT)}")
+    rows = [
+        (
+            c.table_name,
+            c.column_name,
+            c.column_type,
+            c.change,
+            c.previous_type,
+            c.source_field,
+            c.first_date,
+            c.run_id,
+            c.recorded_at,
+        )
+        for c in log.changes()
+    ]
+    if rows:
+        con.executemany("INSERT INTO schema_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+SCHEMA_CHANGES_DDL = """
+CREATE TABLE schema_changes (
+    table_name VARCHAR, column_name VARCHAR, column_type VARCHAR, change VARCHAR,
+    previous_type VARCHAR, source_field VARCHAR, first_date DATE, run_id VARCHAR,
+    recorded_at TIMESTAMP
+)"""
+SCHEMA_CHANGES_COMMENT = (
+    "Every column the service added to a table (a field the registry does not know), or "
+    "widened (a later value that did not fit its type: BIGINT -> DECIMAL -> VARCHAR): the "
+    "table, the column and its type, the service's field, the first date holding a value and "
+    "the run that found it. Rows written before a column existed read it as NULL."
+)
 
 
 def build_warehouse(home: Path, tables: Iterable[TableSchema]) -> Path:
@@ -65,9 +109,11 @@ def build_warehouse(home: Path, tables: Iterable[TableSchema]) -> Path:
         stale.unlink()
     building = home / f"{WAREHOUSE_FILE}.building-{uuid.uuid4().hex}"
     try:
+        log = SchemaLog(home)
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             for schema in tables:
-                _load(con, home / "lake", schema)
+                _load(con, home / "lake", log.schema(schema))
+            _schema_changes(con, log)
             create_marts(con)
             con.execute("CHECKPOINT")
         os.replace(building, target)

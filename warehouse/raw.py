@@ -46,12 +46,13 @@ class RawStore:
                 old.unlink()
         folder.mkdir(parents=True, exist_ok=True)
 
-    def write(self, folder: Path, number: int, path: str, params: dict, body: dict) -> Path:
-        """Land one page with the request that produced it (path and query, never headers)."""
+    def write(self, folder: Path, number: int, path: str, params: dict, content: bytes) -> Path:
+        """Land one page with the request that produced it (path and query, never headers):
+        the body's bytes as received (after pseudonymization), so a rebuild reads the same
+        digits the service sent."""
         target = folder / f"page-{number:06d}.json.gz"
         tmp = target.with_suffix(".tmp")
-        record = {"request": {"path": path, "params": params}, "response": body}
-        tmp.write_bytes(gzip.compress(orjson.dumps(record), compresslevel=1))
+        tmp.write_bytes(gzip.compress(_record(path, params, content), compresslevel=1))
         tmp.replace(target)
         return target
 
@@ -61,11 +62,19 @@ class RawStore:
         tmp.write_bytes(orjson.dumps(manifest))
         tmp.replace(folder / MANIFEST)
 
-    def read(self, folder: Path) -> Iterator[tuple[str, dict, dict]]:
-        """(path, params, body) of every landed page of a fetch, in order."""
+    def read(self, folder: Path) -> Iterator[tuple[Path, str, dict, bytes]]:
+        """(file, path, params, body bytes) of every landed page of a fetch, in order."""
         for page in sorted(folder.glob("page-*.json.gz")):
-            record = orjson.loads(gzip.decompress(page.read_bytes()))
-            yield record["request"]["path"], record["request"]["params"], record["response"]
+            record = gzip.decompress(page.read_bytes())
+            request = orjson.loads(record)["request"]
+            content = record[len(_prefix(request["path"], request["params"])) : -1]
+            yield page, request["path"], request["params"], content
+
+    def rewrite(self, page: Path, path: str, params: dict, content: bytes) -> None:
+        """Replace a landed page in place (pages landed before e-mails were pseudonymized)."""
+        tmp = page.with_suffix(".tmp")
+        tmp.write_bytes(gzip.compress(_record(path, params, content), compresslevel=1))
+        tmp.replace(page)
 
     def fetches(self, table: str) -> Iterator[tuple[str, Path, dict]]:
         """Every complete fetch of a table: (account id, folder, manifest)."""
@@ -74,3 +83,13 @@ class RawStore:
             if manifest.exists():
                 account = folder.parent.name.removeprefix("account=")
                 yield account, folder, orjson.loads(manifest.read_bytes())
+
+
+def _prefix(path: str, params: dict) -> bytes:
+    return b'{"request":' + orjson.dumps({"path": path, "params": params}) + b',"response":'
+
+
+def _record(path: str, params: dict, content: bytes) -> bytes:
+    """`{"request": {path, params}, "response": <body>}`, the body spliced in byte for byte:
+    the same bytes `orjson.dumps` wrote for pages landed by earlier versions."""
+    return _prefix(path, params) + (content or b"{}") + b"}"

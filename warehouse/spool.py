@@ -22,11 +22,16 @@ SLICE_ROWS = 100_000  # rows read back, checked and published at once (~50 MB of
 
 
 class Spool:
+    """`schema` is the table's schema as it stands: the service may add or widen a column in
+    any batch (schema evolution), and rows are read back in the latest schema, earlier batches
+    with the new column NULL and narrower types cast up."""
+
     def __init__(self, staging: Path, schema: TableSchema, slice_rows: int = SLICE_ROWS) -> None:
         self.schema = schema
         self.slice_rows = slice_rows
         self.folder = staging / f"spool-{schema.name}-{uuid.uuid4().hex}"
         self.files: list[Path] = []
+        self._shapes: set[tuple] = set()
 
     def append(self, frame: pl.DataFrame) -> None:
         if frame.is_empty():
@@ -35,9 +40,21 @@ class Spool:
         path = self.folder / f"batch-{len(self.files):05d}.parquet"
         frame.write_parquet(path, compression="lz4")
         self.files.append(path)
+        self._shapes.add(tuple(frame.schema.items()))
 
     def _scan(self) -> pl.LazyFrame:
-        return pl.scan_parquet(self.files)
+        if len(self._shapes) == 1:
+            return self._conform(pl.scan_parquet(self.files))
+        return pl.concat([self._conform(pl.scan_parquet(path)) for path in self.files])
+
+    def _conform(self, batches: pl.LazyFrame) -> pl.LazyFrame:
+        """Batches in the latest schema: each column cast straight to its type (never through
+        a common supertype, which for integers and decimals would be a float)."""
+        held = batches.collect_schema()
+        return batches.select(
+            pl.col(name).cast(dtype) if name in held else pl.lit(None, dtype).alias(name)
+            for name, dtype in self.schema.polars_schema.items()
+        )
 
     def frame(self) -> pl.DataFrame:
         """Every spooled row (for snapshots, which are published whole)."""
