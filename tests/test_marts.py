@@ -499,9 +499,11 @@ def test_product_daily_puts_ads_beside_sales_with_tacos(known):
     assert p1["tacos"] == pytest.approx(0.15) and p1["cpc"] == D("0.50")
     assert p1["product_ad_rows"] == 2 and p1["seller_rows"] == 1
     assert p1["conversion_rate"] == 0.1 and p1["buy_box_percentage"] == 0.5 and p1["stock"] == 30
+    assert p1["conversion_rate_reported_traffic"] == 0.1  # one row with traffic: the same
     p2 = rows[P2, D1]  # sold, no ads that day, traffic not reported
     assert p2["ad_spend"] is None and p2["tacos"] is None and p2["product_ad_rows"] == 0
     assert p2["sessions"] is None and p2["conversion_rate"] is None
+    assert p2["conversion_rate_reported_traffic"] is None
     assert rows[P3, D1]["tacos"] == pytest.approx(0.05)
     p4 = rows[P4, D1]  # advertised, no seller row: NULL sales, not 0
     assert p4["seller_rows"] == 0 and p4["sales"] is None and p4["ad_spend"] == D("2.00")
@@ -545,7 +547,9 @@ def test_clusters_count_a_shared_product_in_full_in_each(known):
     }
     alpha, beta = rows["Alpha", D1], rows["Beta", D1]
     assert (alpha["sales"], alpha["units"], alpha["sessions"]) == (D("30.00"), 3, 10)
-    assert alpha["conversion_rate"] == 0.1  # orders of rows with traffic / sessions
+    # P1: 1 order, 10 sessions; P2: 2 orders, traffic not reported
+    assert alpha["conversion_rate"] == pytest.approx(0.3)  # the service's: orders / sessions
+    assert alpha["conversion_rate_reported_traffic"] == 0.1  # orders of rows with traffic only
     assert alpha["buy_box_percentage"] == 0.5 and alpha["seller_products"] == 2
     assert (alpha["ad_spend"], alpha["ad_clicks"]) == (D("1.50"), 3)
     assert alpha["tacos"] == pytest.approx(0.05)
@@ -566,6 +570,9 @@ def test_clustered_and_unclustered_add_up_to_the_account_exactly(known):
         2,
     )
     assert clustered["sales"] + rest["sales"] == D("35.00")  # every seller row of the day
+    assert clustered["conversion_rate"] == pytest.approx(0.3)  # (1 + 2) orders / 10 sessions
+    assert clustered["conversion_rate_reported_traffic"] == 0.1  # P2 had no traffic
+    assert rest["conversion_rate"] == rest["conversion_rate_reported_traffic"] == 0.25
     assert clustered["ad_spend"] + rest["ad_spend"] == D("3.75")  # every product ad of the day
     overlapping = known.sql(
         f"SELECT sum(sales) FROM mart_cluster_daily WHERE date = '{D1}'"
@@ -807,6 +814,28 @@ def test_product_daily_adds_up_to_its_two_sources(run):
         "CASE WHEN sales <> 0 THEN CAST(ad_spend AS DOUBLE) / CAST(sales AS DOUBLE) END"
     ).fetchall()[0][0]
     assert wrong == 0
+
+
+def test_product_conversion_rolled_up_by_month_is_the_services_monthly_answer(run):
+    expected = {
+        (r["product"], date.fromisoformat(r["date"]), r["currency"]): r
+        for r in answer("seller-product-metrics", granularity="monthly")
+    }
+    got = {
+        (r["product"], r["month"], r["currency"]): r
+        for r in records(
+            run,
+            "SELECT product, currency, CAST(date_trunc('month', date) AS DATE) AS month, "
+            "safe_ratio(sum(orders), sum(sessions)) AS conversion_rate, "
+            "safe_ratio(sum(orders_with_traffic), sum(sessions)) AS reported_traffic "
+            "FROM mart_product_daily WHERE seller_rows > 0 GROUP BY ALL",
+        )
+    }
+    assert got.keys() == expected.keys()
+    for key, row in expected.items():
+        assert close(got[key]["conversion_rate"], row["conversion_rate"]), key  # spec 2.9
+    differ = [k for k, r in got.items() if not close(r["reported_traffic"], r["conversion_rate"])]
+    assert differ  # months mixing days with and without traffic: the two readings differ
 
 
 def test_economics_months_count_every_status(run):

@@ -232,6 +232,33 @@ def test_a_year_boundary_and_partial_edges_roll_up_like_the_service():
     assert labels["days"].to_list() == [12, 10]
 
 
+def test_seller_conversion_of_a_period_is_orders_over_sessions_of_the_row():
+    """Spec 2.9: a week's conversion_rate counts the orders of days without reported traffic."""
+    monday, tuesday, wednesday = date(2026, 10, 5), date(2026, 10, 6), date(2026, 10, 7)
+    frame = pl.DataFrame(
+        {
+            "product": ["p", "p", "p", "q"],
+            "date": [monday, tuesday, wednesday, monday],
+            "currency": ["USD"] * 4,
+            "orders": [1, 2, 0, 3],
+            "sessions": [10, None, 0, None],  # traffic not reported on Tuesday, nor for q
+        }
+    )
+    weekly = rollup_seller(frame, ["product", "currency"], "weekly").to_dicts()
+    by_product = {r["product"]: r for r in weekly}
+    assert by_product["p"]["orders"] == 3 and by_product["p"]["sessions"] == 10
+    assert by_product["p"]["conversion_rate"] == pytest.approx(0.3)  # not 1 / 10
+    assert by_product["q"]["sessions"] is None and by_product["q"]["conversion_rate"] is None
+    daily = rollup_seller(frame, ["product", "currency"], "daily").to_dicts()
+    rates = {(r["product"], r["date"]): r["conversion_rate"] for r in daily}
+    assert rates == {
+        ("p", monday): 0.1,
+        ("p", tuesday): None,
+        ("p", wednesday): None,
+        ("q", monday): None,
+    }
+
+
 # ---------------------------------------------------------------------- periods
 @settings(max_examples=60, deadline=None)
 @given(window=windows, grain=st.sampled_from(("daily", "weekly", "monthly", "quarterly", "yearly")))

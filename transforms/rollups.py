@@ -264,12 +264,14 @@ def rollup_seller(
     """Daily seller product rows re-aggregated per `keys` and period of `grain` (spec 2.9).
 
     Sums are summed (null where no row reported them); `conversion_rate` is orders over
-    sessions of the rows whose traffic was reported; buy-box shares are weighted by (B2B) page
-    views; `stock` sums each product's latest stock when the keys keep `country` or `product`,
-    else null; `days_of_coverage` (grain total only) is stock * days of the window / units,
-    null when nothing sold; `rank`, `price`, `fulfillment_channel` are each product's latest
-    when the keys name the product, else null. The window defaults to the rows' first and last
-    day when `start`/`end` are not given.
+    sessions of the aggregated row, the service's definition (spec 2.9): the orders of days
+    without reported traffic count too, and it is null when no row reported sessions (the
+    marts' `conversion_rate_reported_traffic` is the other reading); buy-box shares are
+    weighted by (B2B) page views; `stock` sums each product's latest stock when the keys keep
+    `country` or `product`, else null; `days_of_coverage` (grain total only) is stock * days of
+    the window / units, null when nothing sold; `rank`, `price`, `fulfillment_channel` are each
+    product's latest when the keys name the product, else null. The window defaults to the
+    rows' first and last day when `start`/`end` are not given.
     """
     rows, group = _prepare(frame, keys, grain, start, end)
     entity = [c for c in SELLER_ENTITY if c in rows.columns]
@@ -288,8 +290,6 @@ def rollup_seller(
             pl.when(pl.col("_day") == latest_day).then(pl.col("stock")).alias("_latest_stock")
         )
     aggregates = [reported_sum(c) for c in SELLER_SUMS if c in rows.columns]
-    traffic = pl.col("sessions").is_not_null()
-    aggregates.append(reported_sum(pl.col("orders").filter(traffic), "_orders_with_traffic"))
     for share, weight in (
         ("buy_box_percentage", "page_views"),
         ("b2b_buy_box_percentage", "b2b_page_views"),
@@ -303,7 +303,7 @@ def rollup_seller(
             aggregates.append(pl.col(name).sort_by("_day").drop_nulls().last().alias(name))
     out = rows.group_by(group).agg(*aggregates)
     out = out.with_columns(
-        safe_ratio(pl.col("_orders_with_traffic"), pl.col("sessions")).alias("conversion_rate"),
+        safe_ratio(pl.col("orders"), pl.col("sessions")).alias("conversion_rate"),  # spec 2.9
         *(
             safe_ratio(pl.col(f"_{share}_weighted"), pl.col(f"_{share}_weight"))
             .round(4)

@@ -5,6 +5,7 @@ real client (no port, no thread), `adwh sandbox serve` runs the same app under u
 """
 
 import asyncio
+import time
 from urllib.parse import parse_qsl
 
 import httpx
@@ -31,10 +32,9 @@ class SandboxApp:
             await asyncio.sleep(self.service.faults.slow_seconds)
         if fault == "429":
             headers = [(b"content-type", b"application/json")]
-            if self.service.faults.sends_retry_after(number):
-                headers.append(
-                    (b"retry-after", str(self.service.faults.retry_after_seconds).encode())
-                )
+            retry_after = self.service.faults.retry_after(number, time.time())
+            if retry_after is not None:
+                headers.append((b"retry-after", retry_after.encode()))
             body = {"error": {"type": "rate_limit_error", "message": "Too many requests."}}
             await _respond(send, 429, orjson.dumps(body), headers)
             return
@@ -42,10 +42,14 @@ class SandboxApp:
             body = {"error": {"type": "api_error", "message": "Internal error, try again."}}
             await _respond(send, 503, orjson.dumps(body), [(b"content-type", b"application/json")])
             return
+        if fault == "502":  # a gateway's answer: no body at all
+            await _respond(send, 502, b"", [])
+            return
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         query = parse_qsl(scope["query_string"].decode(), keep_blank_values=True)
         status, body, extra = self.service.handle(scope["method"], scope["path"], query, headers)
-        payload = b"" if body is None else orjson.dumps(body)
+        # Variant 0 is plain orjson; others may write money as JSON numbers (`variants.py`).
+        payload = b"" if body is None else self.service.variant.encode(scope["path"], body)
         response_headers = [(b"content-type", b"application/json")]
         response_headers += [(k.encode(), v.encode()) for k, v in extra.items()]
         if fault == "truncate" and payload:

@@ -14,5 +14,6 @@ DEFAULT_PRESET = "small"
 
 
 @lru_cache(maxsize=4)
-def embedded_service(preset: str, reference: date) -> SandboxService:
-    return SandboxService(preset, reference)
+def embedded_service(preset: str, reference: date, variant: int = 0) -> SandboxService:
+    """The shared sandbox; `variant` N > 0 makes the spec's open choices otherwise (variants.py)."""
+    return SandboxService(preset, reference, variant=variant)

@@ -5,8 +5,13 @@ and the plan's seed, so a run's faults are reproducible and no test depends on l
 """
 
 from dataclasses import dataclass
+from email.utils import formatdate
 
-from pipelines.sandbox.hashing import unit
+from pipelines.sandbox.hashing import scalar, unit
+
+# An HTTP date long past: a Retry-After that asks for no wait at all.
+PAST_HTTP_DATE = "Wed, 21 Oct 2015 07:28:00 GMT"
+RETRY_AFTER_FORMS = ("seconds", "http-date", "past-date")
 
 
 class ConnectionDropped(Exception):  # noqa: N818 - it names the event, not an error of ours
@@ -26,6 +31,10 @@ class FaultPlan:
     rate_drop: float = 0.0
     rate_truncate: float = 0.0
     seed: int = 7
+    rate_502: float = 0.0  # a 502 with an empty body, as a gateway in front of the service sends
+    # How Retry-After is written (RFC 9110 10.2.3), one form per 429 drawn from these: "seconds"
+    # (retry_after_seconds), "http-date" (now) or "past-date" (PAST_HTTP_DATE).
+    retry_after_forms: tuple[str, ...] = ("seconds",)
 
     def pick(self, request_number: int) -> str | None:
         """The fault for the n-th request, or None."""
@@ -36,6 +45,7 @@ class FaultPlan:
             ("slow", self.rate_slow),
             ("drop", self.rate_drop),
             ("truncate", self.rate_truncate),
+            ("502", self.rate_502),
         ):
             if u < rate:
                 return name
@@ -44,6 +54,22 @@ class FaultPlan:
 
     def sends_retry_after(self, request_number: int) -> bool:
         return unit(self.seed, "retry-after", request_number) < self.retry_after_share
+
+    def retry_after(self, request_number: int, now: float) -> str | None:
+        """The Retry-After header of the n-th request's 429, or None when it carries none.
+
+        Dates are never in the future (`now` or long past), so a client honouring them waits
+        no longer than it would for the seconds form.
+        """
+        if not self.sends_retry_after(request_number):
+            return None
+        forms = self.retry_after_forms
+        form = forms[scalar(self.seed, "retry-after-form", request_number) % len(forms)]
+        if form == "http-date":
+            return formatdate(int(now), usegmt=True)
+        if form == "past-date":
+            return PAST_HTTP_DATE
+        return str(self.retry_after_seconds)
 
 
 NO_FAULTS = FaultPlan()

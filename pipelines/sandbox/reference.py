@@ -36,7 +36,18 @@ COUNTRIES = (
     Country("GB", "United Kingdom", "GBP", "A1F83G8C2ARO7P", "en"),
     Country("JP", "Japan", "JPY", "A1VC38T7YXB528", "ja"),
 )
-COUNTRY_BY_ID = {c.id: c for c in COUNTRIES}
+# Marketplaces only a sandbox variant opens (`variants.py`): not listed by variant 0.
+MORE_COUNTRIES = (
+    Country("IN", "India", "INR", "A21TJRUUN4KGV", "en"),
+    Country("BR", "Brazil", "BRL", "A2Q3Y263D00KWC", "pt"),
+    Country("AE", "United Arab Emirates", "AED", "A2VIGQ35RCS4UG", "ar"),
+    Country("SE", "Sweden", "SEK", "A2NODRKZP88ZB9", "sv"),
+    Country("PL", "Poland", "PLN", "A1C3SOZRARQ6R3", "pl"),
+    Country("MX", "Mexico", "MXN", "A1AM78C64UM0Y8", "es"),
+    Country("AU", "Australia", "AUD", "A39IBJ37TRP1C6", "en"),
+)
+COUNTRY_BY_ID = {c.id: c for c in (*COUNTRIES, *MORE_COUNTRIES)}
+COUNTRY_BY_CODE = {c.code: c for c in (*COUNTRIES, *MORE_COUNTRIES)}
 _EPOCH = date(1970, 1, 1)
 
 

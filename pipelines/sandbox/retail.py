@@ -8,6 +8,9 @@ differs is their measures and when those are null:
 - the seller economics block is null for every day less than 3 days before the reference date
   (it arrives 48-72 hours late) and on about 3% of older product-days; storage fees are booked
   on the 7th of each month only; fees are positive amounts (costs);
+- `conversion_rate` = orders ÷ sessions of the row (spec 2.9), null when sessions are null or
+  0: null on a product-day without reported traffic; over a period or a group, all the row's
+  orders (those of days without reported traffic too) over the sessions that were reported;
 - `days_of_coverage` = last stock ÷ (units ÷ days of the window), with granularity `total` only;
 - vendor manufacturing reports ordered, shipped and net received; sourcing reports no ordered
   measures (null); glance views and rank, and the two sellable-unit snapshots, are each missing
@@ -108,7 +111,6 @@ def seller_day(
         "sales": sales,
         "units": units,
         "orders": orders,
-        "orders_with_traffic": when_traffic(orders),
         "sessions": when_traffic(sessions),
         "page_views": when_traffic(page_views),
         "buy_box_weighted": when_traffic((6000 + (4000 * u_box).astype(np.int64)) * page_views),
@@ -153,7 +155,7 @@ def seller_measures(values: Values, ctx: RowContext) -> dict:
         "sessions": values["sessions"],
         "page_views": values["page_views"],
         "buy_box_percentage": share(values["buy_box_weighted"], values["page_views"]),
-        "conversion_rate": ratio(values["orders_with_traffic"], values["sessions"]),
+        "conversion_rate": ratio(values["orders"], values["sessions"]),  # spec 2.9
         "rank": None if ctx.grouped else values["rank"],
         **{name: amount_or_null(values[name], exponent) for name in ECONOMICS_AMOUNTS},
         "net_units": values["net_units"],
@@ -176,7 +178,6 @@ SELLER = MeasureSet(
         "sales",
         "units",
         "orders",
-        "orders_with_traffic",
         "sessions",
         "page_views",
         "buy_box_weighted",

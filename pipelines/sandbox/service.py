@@ -1,12 +1,21 @@
 """The sandbox's request handling: auth, scopes, accounts, lists, metrics, faults, request log.
 
-Shapes the spec leaves "not shown" and how the sandbox fills them.
+Shapes the spec leaves "not shown" and how the sandbox fills them: variant 0, the default.
+Variants 1 and up (`SandboxService(..., variant=N)`, `variants.py`) fill them otherwise.
 
 Lists and errors
 - metrics lists use the cursor lists' envelope `{object: "list", data, has_more, total_count?}`;
 - rows of a metrics list are ordered by period (`order`, default `desc`), then by entity, or with
-  `group_by` by group (cluster, connection, country, currency, ad product); `order_by` is
-  accepted but not applied;
+  `group_by` by group (cluster, connection, country, currency, ad product); with `order_by`,
+  every row of the window is sorted by that measure (`order`), nulls last, ties in the default
+  order; its allowed values, and those chosen where the spec shows none (adgroup and
+  search-term metrics as campaign metrics, vendor metrics its numeric measures), are in
+  `ordering.py`; any other value is a 400 naming `order_by`;
+- `expand` (every cursor list and item endpoint but countries and accounts): the name of a
+  related field (connection, country, brand, campaign, adGroup or the change log's adgroup,
+  product, target, portfolioId; arrays: a connection's countries, a cluster's products), dot
+  notation nesting up to 4 levels (deeper: 400 naming `expand`); names matching no related
+  field are ignored; details in `expand.py`;
 - window caps beyond the spec's (target metrics 93 total / 31 daily, history 90): search-term
   metrics as target metrics; every other metrics resource 366 days, or 92 with `daily`;
 - `include_total` on a cursor list answers `null` ("could not finish") above 20,000 records;
@@ -60,6 +69,7 @@ Metrics rows
 - product-ad rows, seller rows and vendor rows carry their product's first cluster (the
   lowest-numbered, first listed by /v1/clusters) as cluster and cluster_name;
 - seller rows carry fulfillment_channel (FBA or FBM); fees are positive amounts (costs);
+  conversion_rate is orders / sessions of the row, grouped or over any period too (spec 2.9);
 - vendor-product-metrics: object, product, asin, program (manufacturing or sourcing),
   connection, country, cluster, cluster_name, currency, date, ordered_revenue and ordered_units
   (null for sourcing), shipped_revenue, shipped_cogs, shipped_units, net_received_revenue,
@@ -107,15 +117,18 @@ import numpy as np
 from pipelines.sandbox.catalog import seller_details, vendor_details
 from pipelines.sandbox.changes import FIELDS, SOURCES, ChangeLog
 from pipelines.sandbox.errors import ApiError, bad_param, not_found
-from pipelines.sandbox.faults import NO_FAULTS, FaultPlan
+from pipelines.sandbox.expand import country_record, expand_item, expand_page
+from pipelines.sandbox.faults import FaultPlan
 from pipelines.sandbox.hashing import make_id
 from pipelines.sandbox.listing import cursor_page, filter_records, position_page, search_text
 from pipelines.sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, Window, metric_rows
 from pipelines.sandbox.optimizer import ENTITY_TYPES
+from pipelines.sandbox.ordering import order_by, sorted_sections
 from pipelines.sandbox.params import Query
 from pipelines.sandbox.periods import GRANULARITIES, periods
 from pipelines.sandbox.populations import BUILDERS, PRODUCT_RESOURCES
 from pipelines.sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
+from pipelines.sandbox.variants import Variant
 from pipelines.sandbox.world import PRESETS, Account
 
 READ_SCOPES = frozenset(
@@ -204,20 +217,31 @@ class SandboxService:
         *,
         seed: int = 1,
         key: str = "sandbox",
-        faults: FaultPlan = NO_FAULTS,
+        faults: FaultPlan | None = None,
+        variant: int = 0,
     ) -> None:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         self.reference = reference or date.today()
         self.seed = seed
+        self.variant = Variant.for_number(variant)  # the spec's open choices (variants.py)
+        self.countries = (*COUNTRIES, *self.variant.countries)
         names = ("Acme Retail", "Borealis Goods", "Cobalt Outfitters")
         self.accounts = [
-            Account(seed, i, name, PRESETS[preset if i == 0 else "small"], self.reference)
+            Account(
+                seed,
+                i,
+                name,
+                PRESETS[preset if i == 0 else "small"],
+                self.reference,
+                self.variant.marketplaces,
+            )
             for i, name in enumerate(names)
         ]
         self.account_by_id = {a.id: a for a in self.accounts}
-        self.keys: dict[str, KeySpec] = {key: KeySpec("business", READ_SCOPES, (0,))}
-        self.faults = faults
+        kind, reach = self.variant.key()
+        self.keys: dict[str, KeySpec] = {key: KeySpec(kind, READ_SCOPES, reach)}
+        self.faults = self.variant.faults if faults is None else faults
         self.requests: list[RequestRecord] = []
         self._routes = self._build_routes()
         self._populations: dict[tuple[int, str], Population] = {}
@@ -271,7 +295,8 @@ class SandboxService:
                     param=route.scope,
                 )
             account = self._account(key, headers) if route.account_scoped else None
-            return route.handler(Context(key, account, Query(query), match.groupdict()))
+            ctx = Context(key, account, Query(query), match.groupdict())
+            return self.variant.serve(self, path, ctx, route.handler)
         raise ApiError(404, f"Unknown path {path}.", code="resource_missing")
 
     def _authenticate(self, header: str | None) -> KeySpec:
@@ -418,7 +443,7 @@ class SandboxService:
                     detail(ctx.account, ctx.account.locate(attribute, r["id"]), expand)
                     for r in page["data"]
                 ]
-            return page
+            return expand_page(ctx.account, ctx.query, page)  # spec 2.1, 4.1
 
         return handler
 
@@ -428,13 +453,15 @@ class SandboxService:
             if position is None:
                 raise not_found(attribute.rstrip("s").replace("_", " "))
             if detail is not None:
-                return detail(ctx.account, position, ctx.query.all("expand"))
-            return getattr(ctx.account, attribute)[position]
+                record = detail(ctx.account, position, ctx.query.all("expand"))
+            else:
+                record = getattr(ctx.account, attribute)[position]
+            return expand_item(ctx.account, ctx.query, record)  # spec 2.1, 4.1
 
         return handler
 
     def _countries(self, ctx: Context) -> dict:
-        records = [country_record(c) for c in COUNTRIES]
+        records = [country_record(c) for c in self.countries]
         code = ctx.query.get("code")
         if code is not None:
             records = [r for r in records if r["code"] == code]
@@ -442,7 +469,7 @@ class SandboxService:
 
     def _country(self, ctx: Context) -> dict:
         country = COUNTRY_BY_ID.get(ctx.params["id"])
-        if country is None:
+        if country not in self.countries:
             raise not_found("country")
         return country_record(country)
 
@@ -455,7 +482,7 @@ class SandboxService:
         wanted = ctx.query.all("product")
         if wanted:
             records = [r for r in records if set(wanted) & set(r["products"])]
-        return cursor_page(records, ctx.query)
+        return expand_page(ctx.account, ctx.query, cursor_page(records, ctx.query))
 
     # ------------------------------------------------------------------ campaigns
     def _campaigns(self, ctx: Context) -> dict:
@@ -472,7 +499,7 @@ class SandboxService:
                 }
                 for r in page["data"]
             ]
-        return page
+        return expand_page(account, ctx.query, page)  # spec 2.1, 4.1
 
     def _campaign(self, ctx: Context) -> dict:
         position = ctx.account.locate("campaigns", ctx.params["id"])
@@ -480,8 +507,8 @@ class SandboxService:
             raise not_found("campaign")
         record = ctx.account.campaigns[position]
         if "optimizationConfig" in ctx.query.all("expand"):
-            return {**record, "optimizationConfig": ctx.account.optimization_config(position)}
-        return record
+            record = {**record, "optimizationConfig": ctx.account.optimization_config(position)}
+        return expand_item(ctx.account, ctx.query, record)  # spec 2.1, 4.1
 
     def _optimization_history(self, ctx: Context) -> dict:
         """Net effect per target of the optimizer's applied changes over a window (spec 2.7)."""
@@ -534,7 +561,7 @@ class SandboxService:
         }
         if ctx.query.flag("include_total"):
             page["total_count"] = total
-        return page
+        return expand_page(account, ctx.query, page)  # spec 2.1, 4.1
 
     # ------------------------------------------------------------------ metrics
     def _metrics(self, resource: str) -> Callable[[Context], dict]:
@@ -545,6 +572,7 @@ class SandboxService:
             limit = q.integer("limit", default, low, high)
             offset = q.integer("offset", 0, 0, MAX_OFFSET)
             descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
+            sort = order_by(q, resource, descending)  # spec 4.2; None keeps the default order
             pop = self._population(ctx.account.index, resource)
             keep = cluster_filter(q, ctx.account)
             candidates = np.flatnonzero(population_mask(pop, q, keep, ctx.account))
@@ -557,9 +585,12 @@ class SandboxService:
                 descending=descending,
                 window_days=(end - start).days + 1 if granularity == "total" else None,
             )
+            sections = metric_rows(self.seed, pop, window, candidates, grouping)
+            if sort is not None:
+                sections = sorted_sections(sections, sort, offset + limit)
             rows: list[dict] = []
             total = 0
-            for count, render in metric_rows(self.seed, pop, window, candidates, grouping):
+            for count, render in sections:
                 if len(rows) < limit and offset < total + count:
                     first = max(0, offset - total)
                     rows.extend(render(first, first + limit - len(rows)))
@@ -754,13 +785,3 @@ def _positions(account: Account, attribute: str, ids: list[str]) -> list[int]:
     """Positions of the ids that name records of the account (others are dropped)."""
     found = (account.locate(attribute, i) for i in ids)
     return [p for p in found if p is not None]
-
-
-def country_record(country) -> dict:
-    return {
-        "object": "country",
-        "id": country.id,
-        "code": country.code,
-        "name": country.name,
-        "marketplaceId": country.marketplace_id,
-    }

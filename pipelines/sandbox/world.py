@@ -51,6 +51,17 @@ _CONNECTIONS = (
 _STATES = ("ENABLED", "ENABLED", "ENABLED", "ENABLED", "PAUSED", "PAUSED", "ARCHIVED")
 
 
+def connection_specs(marketplaces: tuple[str, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Today's connections, then a seller account and an ads profile per extra marketplace (a
+    sandbox variant's, `variants.py`), so its products and campaigns sell in that currency."""
+    extra = (
+        (kind, f"{label} {code}", (code,))
+        for code in marketplaces
+        for kind, label in (("seller", "Seller Central"), ("adv-profile", "Ads profile"))
+    )
+    return (*_CONNECTIONS, *extra)
+
+
 @dataclass
 class Account:
     """One customer account and everything in it."""
@@ -60,6 +71,7 @@ class Account:
     name: str
     preset: Preset
     reference: date
+    marketplaces: tuple[str, ...] = ()  # country codes beyond today's (a sandbox variant's)
     _positions: dict[str, dict[str, int]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -99,7 +111,7 @@ class Account:
                 "countries": [make_id("country", code) for code in codes],
                 "createdAt": self._created("connection", i),
             }
-            for i, (kind, name, codes) in enumerate(_CONNECTIONS)
+            for i, (kind, name, codes) in enumerate(connection_specs(self.marketplaces))
         ]
 
     def connections_of(self, kind: str) -> list[dict]:

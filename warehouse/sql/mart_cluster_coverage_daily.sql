@@ -65,7 +65,8 @@ SELECT
     s.orders,
     s.sessions,
     s.page_views,
-    safe_ratio(s.orders_with_traffic, s.sessions) AS conversion_rate,
+    safe_ratio(s.orders, s.sessions) AS conversion_rate,
+    safe_ratio(s.orders_with_traffic, s.sessions) AS conversion_rate_reported_traffic,
     s.b2b_sales,
     s.b2b_units,
     a.ad_impressions,
@@ -88,4 +89,4 @@ FULL JOIN ads AS a
     AND a.scope = s.scope;
 
 COMMENT ON VIEW mart_cluster_coverage_daily IS
-'The account''s seller figures (seller_product_metrics) and product-ad figures (product_ad_metrics, SP and SD) per day and currency in two scopes that add up exactly to the account total: ''clustered, de-duplicated'' (products in at least one keyword cluster, each counted once however many clusters hold it) and ''unclustered'' (products in no cluster, and rows without a catalog product). sum() over both scopes of a day and currency is the account total; mart_cluster_daily rows overlap and exceed the clustered total when a product sits in several clusters. A scope is absent on a day it has no row; sums are NULL when no row reported the measure; ratios are recomputed from the sums. Never add two currencies.';
+'The account''s seller figures (seller_product_metrics) and product-ad figures (product_ad_metrics, SP and SD) per day and currency in two scopes that add up exactly to the account total: ''clustered, de-duplicated'' (products in at least one keyword cluster, each counted once however many clusters hold it) and ''unclustered'' (products in no cluster, and rows without a catalog product). sum() over both scopes of a day and currency is the account total; mart_cluster_daily rows overlap and exceed the clustered total when a product sits in several clusters. A scope is absent on a day it has no row; sums are NULL when no row reported the measure; ratios are recomputed from the sums: conversion_rate = orders / sessions (the service''s definition), conversion_rate_reported_traffic = orders_with_traffic / sessions (only the orders of rows whose traffic was reported). Never add two currencies.';

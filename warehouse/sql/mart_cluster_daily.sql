@@ -77,7 +77,8 @@ SELECT
     j.orders,
     j.sessions,
     j.page_views,
-    safe_ratio(j.orders_with_traffic, j.sessions) AS conversion_rate,
+    safe_ratio(j.orders, j.sessions) AS conversion_rate,
+    safe_ratio(j.orders_with_traffic, j.sessions) AS conversion_rate_reported_traffic,
     round(safe_ratio(j.buy_box_weighted, j.buy_box_weight), 4) AS buy_box_percentage,
     j.b2b_sales,
     j.b2b_units,
@@ -99,4 +100,4 @@ FROM joined AS j
 LEFT JOIN clusters AS c ON c.account_id = j.account_id AND c.id = j.cluster;
 
 COMMENT ON VIEW mart_cluster_daily IS
-'Per keyword cluster, day and currency: the seller figures (seller_product_metrics) and the product-ad figures (product_ad_metrics, SP and SD summed) of the cluster''s products, joined by catalog product through cluster_products. A product in several clusters counts in full in each cluster, as the service''s group_by=cluster does: rows of different clusters overlap and must not be added to make an account total; use mart_cluster_coverage_daily (de-duplicated clustered total plus the unclustered remainder = the account total). The cluster and cluster_name columns of the metrics tables (the product''s first cluster only) are not used. Sums are NULL when no product reported the measure; ratios are recomputed from sums (conversion_rate over rows with reported traffic, buy_box_percentage weighted by page views, tacos = ad_spend / sales); stock is not shown because a cluster spans countries. Never add two currencies.';
+'Per keyword cluster, day and currency: the seller figures (seller_product_metrics) and the product-ad figures (product_ad_metrics, SP and SD summed) of the cluster''s products, joined by catalog product through cluster_products. A product in several clusters counts in full in each cluster, as the service''s group_by=cluster does: rows of different clusters overlap and must not be added to make an account total; use mart_cluster_coverage_daily (de-duplicated clustered total plus the unclustered remainder = the account total). The cluster and cluster_name columns of the metrics tables (the product''s first cluster only) are not used. Sums are NULL when no product reported the measure; ratios are recomputed from sums (conversion_rate = orders / sessions, the service''s definition, equal to its group_by=cluster answer; conversion_rate_reported_traffic = orders_with_traffic / sessions, only the orders of rows with reported traffic; buy_box_percentage weighted by page views; tacos = ad_spend / sales); stock is not shown because a cluster spans countries. Never add two currencies.';
