@@ -387,6 +387,7 @@ def _type_batch(
         changes = evolve(spool.schema, unknown_values(records, output.schema, unfolded))
         if changes:
             spool.schema = spool.schema.extended(tuple(c.column for c in changes))
+            dest.lake.conform(spool.schema)
         frame = _typed(
             replace(output, schema=spool.schema),
             pages,

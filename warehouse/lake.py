@@ -95,6 +95,33 @@ class Lake:
             staged.rename(target)
         shutil.rmtree(trash, ignore_errors=True)
 
+    def conform(self, schema: TableSchema) -> int:
+        """Rewrite the partitions whose files lack a column of `schema`, or hold it in a
+        narrower type, so that every file has every column; return the partitions rewritten.
+
+        Plain Parquet readers (DuckDB's `read_parquet`, `pyarrow.dataset`, Polars) take the
+        schema of one file and fail or drop a column that others lack; after the service adds
+        a field (schema evolution), older partitions get it as NULL, once, here. Each
+        partition is republished whole, like any other."""
+        table_dir = self.table_dir(schema)
+        wanted = {
+            name: dtype
+            for name, dtype in schema.polars_schema.items()
+            if name not in schema.lake_partitions
+        }
+        rewritten = 0
+        for folder in sorted(table_dir.glob("date=*")):
+            files = sorted(folder.rglob("*.parquet"))
+            if all(dict(pl.read_parquet_schema(path)) == wanted for path in files):
+                continue
+            day = date.fromisoformat(folder.name.removeprefix("date="))
+            parts = [
+                schema.conformed(pl.scan_parquet(path, hive_partitioning=True)) for path in files
+            ]
+            self.publish(schema, pl.concat(parts).collect(), [day])
+            rewritten += 1
+        return rewritten
+
     def earliest(self, table: str, condition: str) -> date | None:
         """The first date of `table` with a row meeting `condition` (SQL), or None."""
         files = self.root / table

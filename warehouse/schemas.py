@@ -120,6 +120,16 @@ class TableSchema:
     def column(self, name: str) -> Column:
         return next(c for c in self.columns if c.name == name)
 
+    def conformed(self, rows: pl.LazyFrame) -> pl.LazyFrame:
+        """`rows` in this schema: a column they lack is NULL (written before the service sent
+        it), a held one is cast straight to its type (never through a common supertype, which
+        for integers and decimals would be a float)."""
+        held = rows.collect_schema()
+        return rows.select(
+            pl.col(name).cast(dtype) if name in held else pl.lit(None, dtype).alias(name)
+            for name, dtype in self.polars_schema.items()
+        )
+
     def extended(self, extra: tuple[Column, ...]) -> "TableSchema":
         """This table with columns the service added (schema evolution) after the registry's;
         an extra column of a name already held replaces it in place (a widened type)."""

@@ -44,17 +44,8 @@ class Spool:
 
     def _scan(self) -> pl.LazyFrame:
         if len(self._shapes) == 1:
-            return self._conform(pl.scan_parquet(self.files))
-        return pl.concat([self._conform(pl.scan_parquet(path)) for path in self.files])
-
-    def _conform(self, batches: pl.LazyFrame) -> pl.LazyFrame:
-        """Batches in the latest schema: each column cast straight to its type (never through
-        a common supertype, which for integers and decimals would be a float)."""
-        held = batches.collect_schema()
-        return batches.select(
-            pl.col(name).cast(dtype) if name in held else pl.lit(None, dtype).alias(name)
-            for name, dtype in self.schema.polars_schema.items()
-        )
+            return self.schema.conformed(pl.scan_parquet(self.files))
+        return pl.concat([self.schema.conformed(pl.scan_parquet(path)) for path in self.files])
 
     def frame(self) -> pl.DataFrame:
         """Every spooled row (for snapshots, which are published whole)."""
