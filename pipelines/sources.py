@@ -45,6 +45,11 @@ def history_request(page: Page) -> dict[str, object]:
 
 
 def other_changes(page: Page) -> list[dict]:
+    """Spec 2.7 puts `other_changes` beside `data`, not in it: the answer's non-bid changes,
+    not paged with the bid rows, so every page of one request may repeat them. They are read
+    from the request's first page only."""
+    if int(page.params.get("offset", 0)) > 0:
+        return []
     rows = page.body.get("other_changes")
     return rows if isinstance(rows, list) else []
 

@@ -1,11 +1,15 @@
 """Shared fixtures: a private ADWH_HOME, a fixed reference date, the embedded sandbox."""
 
+import gzip
 import os
+import re
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
+import duckdb
 import httpx
+import polars as pl
 import pytest
 from hypothesis import settings
 from pydantic import SecretStr
@@ -95,3 +99,32 @@ def served() -> Iterator[tuple[SandboxService, str]]:
     yield service, f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(5)
+
+
+E_MAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+
+
+def e_mails_under(home: Path) -> dict[Path, list[str]]:
+    """Every file under `home` holding an e-mail address, each read as its data: gzip pages
+    decompressed, Parquet and DuckDB files row by row (their bytes are compressed, and random
+    bytes can look like an address), anything else as text. The pseudonym key is skipped."""
+    found = {}
+    for path in sorted(p for p in home.rglob("*") if p.is_file()):
+        if path.parent.name == "secrets":
+            continue
+        if hits := E_MAIL.findall(_readable(path)):
+            found[path] = hits[:3]
+    return found
+
+
+def _readable(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        return gzip.decompress(data).decode(errors="replace")
+    if path.suffix == ".parquet":
+        return repr(pl.read_parquet(path).rows())
+    if path.suffix == ".duckdb":
+        with duckdb.connect(str(path), read_only=True) as con:
+            tables = con.sql("SELECT table_name FROM information_schema.tables").fetchall()
+            return repr([con.sql(f'SELECT * FROM "{t}"').fetchall() for (t,) in tables])
+    return data.decode(errors="replace")

@@ -8,6 +8,8 @@ does not fit widens the column along a lattice that never loses a digit:
     BIGINT → DECIMAL → VARCHAR,  BIGINT → DOUBLE → VARCHAR,  DATE → TIMESTAMP → VARCHAR,
     and any other mix → VARCHAR (the value's own text; objects as JSON).
 
+A field sent only as null so far is a column of NULLs, typed by its first value.
+
 Pure functions of records and schemas: where the changes are kept is `warehouse/schema_log.py`.
 """
 
@@ -78,18 +80,21 @@ def _valid(parse, text: str) -> bool:
 
 def widen(held: Kind, new: Kind) -> Kind:
     """The narrowest kind holding values of both kinds exactly."""
-    if held is new:
+    if held is new or new is Kind.NULL:
         return held
+    if held is Kind.NULL:
+        return new
     return _WIDER.get(frozenset({held, new}), Kind.STRING)
 
 
-def infer(values: list) -> Kind | None:
-    """The kind of a field's values; None while every value is null (not a column yet)."""
-    kind = None
+def infer(values: list) -> Kind:
+    """The kind of a field's values: NULL while every value is null (the service sent the
+    field, so it is a column; its first value will type it)."""
+    kind = Kind.NULL
     for value in values:
         found = kind_of(value)
         if found is not None:
-            kind = found if kind is None else widen(kind, found)
+            kind = widen(kind, found)
             if kind is Kind.STRING:
                 break
     return kind
@@ -129,8 +134,6 @@ def evolve(schema: TableSchema, found: dict[Path, list]) -> list[ColumnChange]:
     changes = []
     for path, values in found.items():
         kind = infer(values)
-        if kind is None:
-            continue
         held = by_source.get(path)
         if held is None:
             name = _free_name(snake("_".join(path)), taken)

@@ -56,14 +56,25 @@ def _dig(record: dict, path: tuple[str, ...]) -> object:
 
 
 def json_text(value: object) -> str:
-    """Compact JSON; a `Decimal` (from an exact re-read) is written with its own digits."""
-    return orjson.dumps(value, default=_plain_number).decode()
+    """Compact JSON; numbers keep their digits (a `Decimal` from an exact re-read, an integer
+    wider than 64 bits)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return orjson.dumps(_tokens(value)).decode()
 
 
-def _plain_number(value: object) -> object:
+def _tokens(value: object) -> object:
+    """`value` with every number orjson cannot write held as its own JSON text."""
+    if isinstance(value, dict):
+        return {key: _tokens(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_tokens(item) for item in value]
     if isinstance(value, Decimal):
         return orjson.Fragment(format(value, "f"))
-    raise TypeError(f"not JSON: {type(value).__name__}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return orjson.Fragment(str(value))
+    return value
 
 
 def _text(value: object) -> str:
@@ -74,8 +85,10 @@ def _text(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, Decimal):
         return format(value, "f")
-    if isinstance(value, int | float):
-        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        raise InexactNumber  # its text is what the column keeps: read it from the page
     return json_text(value)
 
 
@@ -147,6 +160,10 @@ def _string(value: object) -> str:
     return _text(value)
 
 
+def _nothing(value: object) -> None:
+    raise ValueError("expected null (schema evolution types the column first)")
+
+
 def _date_text(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError("not a valid date")
@@ -165,6 +182,7 @@ READERS: dict[Kind, Callable[[object], object]] = {
     Kind.BOOL: _boolean,
     Kind.JSON: json_text,
     Kind.STRINGS: _strings,
+    Kind.NULL: _nothing,
 }
 # Values that are already what the column holds skip the reader (the common case, fast).
 _NATIVE: dict[Kind, type] = {
@@ -213,6 +231,7 @@ def _series(schema: TableSchema, column: Column, values: list, where: str) -> pl
         Kind.NUMBER: pl.Float64,
         Kind.COUNT: pl.Int64,
         Kind.BOOL: pl.Boolean,
+        Kind.NULL: pl.Null,
     }.get(kind, pl.String)
     try:
         return pl.Series(name, values, dtype=dtype, strict=True)

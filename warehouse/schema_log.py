@@ -24,8 +24,8 @@ class SchemaChange:
 
     table_name: str
     column_name: str
-    column_type: str  # the DuckDB type
-    change: str  # "added" or "widened"
+    column_type: str  # the DuckDB type; NULL while the service has sent only nulls
+    change: str  # "added", "widened", or "typed" (a column of nulls got its first value)
     previous_type: str | None
     source_field: str  # the service's field, dots for nesting
     first_date: date | None  # the first partition holding a value
@@ -40,7 +40,7 @@ class SchemaChange:
     def describe(self) -> str:
         if self.change == "added":
             return f"new column {self.column_name} {self.column_type}"
-        return f"column {self.column_name} widened {self.previous_type} -> {self.column_type}"
+        return f"column {self.column_name} {self.change} {self.previous_type} -> {self.column_type}"
 
 
 class SchemaLog:
@@ -77,9 +77,9 @@ class SchemaLog:
             SchemaChange(
                 table_name=table,
                 column_name=c.column.name,
-                column_type=DUCKDB_TYPES[c.column.kind],
-                change="added" if c.previous is None else "widened",
-                previous_type=None if c.previous is None else DUCKDB_TYPES[c.previous],
+                column_type=type_name(c.column.kind),
+                change=_change(c.previous),
+                previous_type=None if c.previous is None else type_name(c.previous),
                 source_field=".".join(c.column.source),
                 first_date=first_date,
                 run_id=run_id,
@@ -93,6 +93,16 @@ class SchemaLog:
         with FileLock(self.path.with_suffix(".lock")), self.path.open("ab") as log:
             log.write(lines)
         return recorded
+
+
+def type_name(kind: Kind) -> str:
+    return "NULL" if kind is Kind.NULL else DUCKDB_TYPES[kind]
+
+
+def _change(previous: Kind | None) -> str:
+    if previous is None:
+        return "added"
+    return "typed" if previous is Kind.NULL else "widened"
 
 
 def _line(change: SchemaChange) -> dict:

@@ -25,6 +25,7 @@ class Kind(StrEnum):
     BOOL = "bool"
     JSON = "json"
     STRINGS = "strings"
+    NULL = "null"  # a field the service sent, so far only ever null: typed by its first value
 
 
 POLARS_TYPES: dict[Kind, pl.DataType] = {
@@ -39,6 +40,7 @@ POLARS_TYPES: dict[Kind, pl.DataType] = {
     Kind.BOOL: pl.Boolean(),
     Kind.JSON: pl.String(),
     Kind.STRINGS: pl.List(pl.String()),
+    Kind.NULL: pl.Null(),
 }
 
 DUCKDB_TYPES: dict[Kind, str] = {
@@ -53,6 +55,7 @@ DUCKDB_TYPES: dict[Kind, str] = {
     Kind.BOOL: "BOOLEAN",
     Kind.JSON: "JSON",
     Kind.STRINGS: "VARCHAR[]",
+    Kind.NULL: "VARCHAR",  # DuckDB columns need a type; every value is NULL
 }
 
 

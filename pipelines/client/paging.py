@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from decimal import Decimal
 
+import orjson
+
 from pipelines.client.errors import PaginationError, describe
 from pipelines.client.http import Response, ServiceClient
 
@@ -40,10 +42,8 @@ class Page:
         """The same page with every non-integer JSON number read as a `Decimal` from its
         digits. Spec 1 sends money as strings, yet 2.2 shows `budget.amount` as a number:
         a binary float would change the 16th digit, the text never does."""
-        if not self.content:
-            return self
-        body = json.loads(self.content, parse_float=Decimal)
-        return Page(self.path, self.params, body, self.content)
+        content = self.content or orjson.dumps(self.body)  # a page made in code, not received
+        return Page(self.path, self.params, json.loads(content, parse_float=Decimal), content)
 
 
 def _page(client: ServiceClient, path: str, params: dict, response: Response) -> Page:

@@ -1,0 +1,279 @@
+"""The whole pipeline against implementations of the service that we did not write.
+
+Each sandbox variant (`pipelines/sandbox/variants.py`) makes the spec's open choices otherwise:
+money as JSON numbers, fields we have never seen of every JSON type, short pages, unknown
+totals, other window caps in other words, Retry-After as a date, 502s with no body, bodies cut
+short, fractional timestamps, more currencies, an agency client that shares nothing. Served
+over real HTTP and extracted by `adwh run`, every variant must give exit 0 and a warehouse that
+holds exactly what the variant's own answers hold: rows and exact sums per table, every new
+field as a column with the values served, and no e-mail address anywhere.
+"""
+
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+import uvicorn
+
+from pipelines.cli import main
+from pipelines.sandbox.app import SandboxApp
+from pipelines.sandbox.service import SandboxService, window_cap
+from tests.conftest import TODAY, e_mails_under
+from warehouse.schemas import TABLES, Layout, snake
+
+START, END = date(2026, 10, 12), date(2026, 11, 16)  # over one 31-day window, within 90 days
+KEY = "variant-key"
+VARIANTS = (1, 2, 3, 4, 5, 6)
+# Current-state tables fed by one cursor list each, and the expansions the pipeline asks for.
+# Fields of a cluster that feed its sibling tables (cluster_products, cluster_keywords).
+UNFOLDED = {"clusters": ("products", "positiveKeywords", "negativeKeywords")}
+DERIVED = ("accounts", "cluster_products", "cluster_keywords")  # not one record per row
+LISTED = [t for t in TABLES.values() if t.layout is Layout.SNAPSHOT and t.name not in DERIVED]
+EXPAND = {
+    "seller_products": [("expand[]", "salesRanks")],
+    "vendor_products": [("expand[]", "salesRanks"), ("expand[]", "customerFeedback")],
+    "campaigns": [("expand[]", "optimizationConfig")],
+}
+
+
+class Truth:
+    """The variant's own answers, asked in-process with its key: the canonical bodies, money as
+    decimal strings, before the HTTP layer encodes numbers or injects faults."""
+
+    def __init__(self, service: SandboxService) -> None:
+        self.service = service
+
+    def get(self, path: str, account: str | None, params: list[tuple[str, str]]) -> dict:
+        headers = {"authorization": f"Bearer {KEY}"}
+        if account:
+            headers["service-account"] = account
+        status, body, _ = self.service.handle("GET", path, params, headers)
+        assert status == 200, (path, params, body)
+        return body
+
+    def accounts(self) -> list[dict]:
+        return self.cursor("/v1/accounts", None, [])
+
+    def cursor(self, path: str, account: str | None, params: list) -> list[dict]:
+        rows, after = [], None
+        while True:
+            query = [*params, ("limit", "100")] + ([("starting_after", after)] if after else [])
+            body = self.get(path, account, query)
+            rows += body["data"]
+            if not body["has_more"]:
+                return rows
+            after = body["data"][-1]["id"]
+
+    def metrics(self, resource: str, account: str) -> list[dict]:
+        cap = self.service.variant.cap(resource, "daily") or window_cap(resource, "daily")
+        rows, first = [], START
+        while first <= END:
+            last = min(END, first + timedelta(days=cap - 1))
+            offset = 0
+            while True:
+                body = self.get(
+                    f"/v1/{resource}",
+                    account,
+                    [
+                        ("start_date", first.isoformat()),
+                        ("end_date", last.isoformat()),
+                        ("granularity", "daily"),
+                        ("limit", "1000"),
+                        ("offset", str(offset)),
+                    ],
+                )
+                rows += body["data"]
+                offset += len(body["data"])
+                if not body["has_more"]:
+                    break
+            first = last + timedelta(days=1)
+        return rows
+
+
+@pytest.fixture(scope="module", params=VARIANTS, ids=[f"variant{n}" for n in VARIANTS])
+def extracted(request, tmp_path_factory) -> Iterator[tuple[SandboxService, Path, str]]:
+    """A variant served on 127.0.0.1 and one `adwh run` of START..END against it."""
+    service = SandboxService("small", TODAY, key=KEY, variant=request.param)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(SandboxApp(service), host="127.0.0.1", port=port, log_level="error")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    home = tmp_path_factory.mktemp(f"variant-{request.param}") / "home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ADWH_HOME", str(home))
+        patch.setenv("ADWH_TODAY", TODAY.isoformat())
+        patch.setenv("ADS_API_BASE_URL", f"http://127.0.0.1:{port}")
+        patch.setenv("ADS_API_KEY", KEY)
+        patch.delenv("ADS_ACCOUNT_IDS", raising=False)
+        status = main(["run", "--start", START.isoformat(), "--end", END.isoformat()])
+    server.should_exit = True
+    thread.join(5)
+    yield service, home, f"exit {status}"
+
+
+def query(home: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        return con.sql(sql).fetchall()
+
+
+def same(served: object, kept: object) -> bool:
+    """A served value and the warehouse's, compared by meaning: numbers by value (a widened
+    column holds integers as decimals), JSON by structure, timestamps as UTC instants."""
+    if served is None or kept is None:
+        return served is None and kept is None
+    if isinstance(served, dict | list):
+        return served == (orjson.loads(kept) if isinstance(kept, str) else kept)
+    if isinstance(served, bool) or isinstance(kept, bool):
+        return served == kept
+    if isinstance(kept, int | float | Decimal) or isinstance(served, int | float):
+        return Decimal(str(served)) == Decimal(str(kept))
+    if isinstance(kept, datetime):
+        moment = datetime.fromisoformat(served)
+        return moment.astimezone(UTC).replace(tzinfo=None) == kept if moment.tzinfo else False
+    if isinstance(kept, date):
+        return date.fromisoformat(served) == kept
+    return served == kept
+
+
+def check_rows(home: Path, table: str, key: tuple[str, ...], served: list[dict]) -> None:
+    """Every served row is in the table, and every field the registry does not know is a
+    column holding the value served."""
+    schema = TABLES[table]
+    known = {c.source[0] for c in schema.columns if c.source} | {"object", *UNFOLDED.get(table, ())}
+    extras = sorted({name for row in served for name in row} - known)
+    assert query(home, f'SELECT count(*) FROM "{table}"') == [(len(served),)], table
+    if not extras:
+        return
+    columns = ", ".join(f'"{snake(name)}"' for name in extras)
+    keys = ", ".join(f'"{k}"' for k in key)
+    kept = {row[: len(key)]: row[len(key) :] for row in query(
+        home, f'SELECT {keys}, {columns} FROM "{table}"')}  # fmt: skip
+    for row in served:
+        values = kept[tuple(_key_value(row[k]) for k in key)]
+        for name, value in zip(extras, values, strict=True):
+            assert same(row.get(name), value), (table, name, row.get(name), value)
+
+
+def _key_value(value: object) -> object:
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return date.fromisoformat(value)
+    return value
+
+
+def test_the_run_exits_0(extracted):
+    _, _, status = extracted
+    assert status == "exit 0"
+
+
+def test_daily_facts_hold_every_row_and_exact_sums(extracted):
+    service, home, _ = extracted
+    truth = Truth(service)
+    accounts = truth.accounts()
+    for schema in (t for t in TABLES.values() if t.layout is Layout.DAILY_FACT):
+        served = [
+            {**row, "account_id": account["id"]}
+            for account in accounts
+            for row in truth.metrics(schema.resource, account["id"])
+        ]
+        check_rows(home, schema.name, ("account_id", "date", *_entity(schema)), served)
+        for column in (c for c in schema.columns if c.kind.value == "money" and c.source):
+            expected: dict[str, Decimal] = {}
+            for row in served:
+                if row.get(column.name) is not None:
+                    currency = row["currency"]
+                    expected[currency] = expected.get(currency, 0) + Decimal(row[column.name])
+            kept = query(
+                home,
+                f'SELECT currency, sum("{column.name}") FROM "{schema.name}" '
+                f'WHERE "{column.name}" IS NOT NULL GROUP BY currency',
+            )
+            assert dict(kept) == expected, (schema.name, column.name)
+
+
+def _entity(schema) -> tuple[str, ...]:
+    """The natural key without account and date (currency and ad product keep rows apart)."""
+    return tuple(k for k in schema.natural_key if k not in ("account_id", "date"))
+
+
+def test_current_state_holds_every_record_and_every_new_field(extracted):
+    service, home, _ = extracted
+    truth = Truth(service)
+    accounts = truth.accounts()
+    assert query(home, "SELECT count(*) FROM accounts") == [(len(accounts),)]
+    for schema in LISTED:
+        served = [
+            {**row, "account_id": account["id"]}
+            for account in accounts
+            for row in truth.cursor(
+                f"/v1/{schema.resource}", account["id"], EXPAND.get(schema.name, [])
+            )
+        ]
+        check_rows(home, schema.name, ("account_id", "id"), served)
+
+
+def test_the_change_log_and_history_are_complete(extracted):
+    service, home, _ = extracted
+    truth = Truth(service)
+    dates = [("start_date", START.isoformat()), ("end_date", END.isoformat())]
+    changes = [
+        {**row, "account_id": account["id"]}
+        for account in truth.accounts()
+        for row in truth.cursor("/v1/advertising-changes", account["id"], dates)
+    ]
+    check_rows(home, "advertising_changes", ("account_id", "id"), changes)
+    history = 0
+    for account in truth.accounts():
+        params = [("expand[]", "optimizationConfig")]
+        campaigns = truth.cursor("/v1/campaigns", account["id"], params)
+        for campaign in (c for c in campaigns if c.get("optimizationConfig")):
+            day = START
+            while day <= END:
+                path = f"/v1/campaigns/{campaign['id']}/optimization-history"
+                span = [("start_date", day.isoformat()), ("end_date", day.isoformat())]
+                offset = 0
+                while True:
+                    body = truth.get(
+                        path, account["id"], [*span, ("limit", "500"), ("offset", str(offset))]
+                    )
+                    history += len(body["data"])
+                    offset += len(body["data"])
+                    if not body["has_more"]:
+                        break
+                day += timedelta(days=1)
+    assert query(home, "SELECT count(*) FROM optimization_history") == [(history,)]
+
+
+def test_every_new_column_is_recorded_once_with_its_run(extracted):
+    _, home, _ = extracted
+    changes = query(
+        home,
+        "SELECT table_name, column_name, change, run_id FROM schema_changes ORDER BY recorded_at",
+    )
+    added = [(t, c) for t, c, change, _ in changes if change == "added"]
+    assert added and len(added) == len(set(added))
+    assert all(run for *_, run in changes)
+    for table, column in added:
+        assert query(
+            home,
+            "SELECT count(*) FROM information_schema.columns "
+            f"WHERE table_name = '{table}' AND column_name = '{column}'",
+        ) == [(1,)]
+
+
+def test_no_e_mail_address_is_kept_in_clear(extracted):
+    _, home, _ = extracted
+    assert e_mails_under(home) == {}
