@@ -4,6 +4,7 @@ import gzip
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -73,9 +74,9 @@ def direct(service: SandboxService, path: str, **params) -> httpx.Response:
     return httpx.Response(status, json=body)
 
 
-@pytest.fixture
-def served() -> Iterator[tuple[SandboxService, str]]:
-    """The sandbox over real HTTP on 127.0.0.1, accepting only SECRET as its key."""
+@contextmanager
+def serving(service: SandboxService) -> Iterator[str]:
+    """`service` over real HTTP on a free port of 127.0.0.1, for as long as the block runs."""
     import socket
     import threading
     import time
@@ -84,7 +85,6 @@ def served() -> Iterator[tuple[SandboxService, str]]:
 
     from pipelines.sandbox.app import SandboxApp
 
-    service = SandboxService("small", TODAY, key=SECRET)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -96,9 +96,19 @@ def served() -> Iterator[tuple[SandboxService, str]]:
     deadline = time.monotonic() + 10
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
-    yield service, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(5)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[SandboxService, str]]:
+    """The sandbox over real HTTP on 127.0.0.1, accepting only SECRET as its key."""
+    service = SandboxService("small", TODAY, key=SECRET)
+    with serving(service) as url:
+        yield service, url
 
 
 E_MAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")

@@ -3,8 +3,10 @@
 import asyncio
 import itertools
 import logging
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
+from email.utils import format_datetime
 
+import httpx
 import pytest
 
 from pipelines.client.accounts import describe_credential, reachable_accounts
@@ -17,12 +19,13 @@ from pipelines.client.errors import (
     ReadOnlyViolationError,
     TransientError,
 )
-from pipelines.client.http import RetryPolicy
+from pipelines.client.http import RetryPolicy, _retry_after
 from pipelines.client.paging import cursor_pages, offset_pages
 from pipelines.client.windowed import windowed_pages
 from pipelines.client.windows import WindowCaps, split
-from pipelines.sandbox.faults import FaultPlan
-from tests.conftest import SECRET, direct, make_client
+from pipelines.sandbox.faults import NO_FAULTS, FaultPlan
+from pipelines.sandbox.service import SandboxService
+from tests.conftest import SECRET, TODAY, direct, make_client
 
 
 def run(coro):
@@ -231,3 +234,80 @@ def test_client_repr_and_logs_hold_no_key(sandbox, caplog):
 
     text = run(go())
     assert SECRET not in text and SECRET not in caplog.text
+
+
+# ---------------------------------------------------------------------------- open shapes
+@pytest.mark.parametrize(
+    ("variant", "seen"),
+    [
+        (3, lambda page: len(page.rows) < 40 and page.body["has_more"]),  # short pages
+        (4, lambda page: "total_count" in page.body and page.body["total_count"] is None),
+    ],
+    ids=["short pages", "unknown totals"],
+)
+def test_short_offset_pages_and_unknown_totals_lose_and_double_nothing(variant, seen):
+    """A service may answer fewer rows than asked while more remain, or a null total: every
+    row arrives once, fetched concurrently or walked."""
+    service = SandboxService("small", TODAY, key=SECRET, variant=variant, faults=NO_FAULTS)
+    params = {"start_date": "2026-10-01", "end_date": "2026-10-14", "granularity": "daily"}
+    account = service.accounts[0].id  # some variants' keys are agency keys
+
+    async def go():
+        async with make_client(service) as client:
+            pages = await collect(
+                offset_pages(client, "/v1/campaign-metrics", params, account, page_size=40)
+            )
+            return pages
+
+    pages = run(go())
+    rows = [row for page in pages for row in page.rows]
+    assert any(seen(page) for page in pages)
+    keys = [(r["campaign"], r["date"], r["currency"], r["ad_product"]) for r in rows]
+    expected, offset, more = [], 0, True
+    while more:  # the truth, one row at a time: a page of one cannot be cut short
+        _, body, _ = service.handle(
+            "GET",
+            "/v1/campaign-metrics",
+            [*params.items(), ("limit", "1"), ("offset", str(offset))],
+            {"authorization": f"Bearer {SECRET}", "service-account": account},
+        )
+        expected += [
+            (r["campaign"], r["date"], r["currency"], r["ad_product"]) for r in body["data"]
+        ]
+        offset, more = offset + len(body["data"]), body["has_more"]
+    assert len(keys) == len(set(keys)) and set(keys) == set(expected)
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("3", 3.0),
+        ("0", 0.0),
+        (format_datetime(datetime(2000, 1, 1, tzinfo=UTC), usegmt=True), 0.0),
+        ("not a date", None),
+        (None, None),
+    ],
+)
+def test_retry_after_is_read_as_seconds_or_as_an_http_date(header, seconds):
+    headers = {} if header is None else {"retry-after": header}
+    assert _retry_after(httpx.Response(429, headers=headers)) == seconds
+
+
+def test_retry_after_as_a_future_http_date_waits_until_then():
+    soon = datetime.now(UTC) + timedelta(seconds=30)
+    wait = _retry_after(httpx.Response(429, headers={"retry-after": format_datetime(soon, True)}))
+    assert 28 <= wait <= 30
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "The window of 40 days exceeds the limit of 14 days for campaign-metrics.",
+        "window too large: max 14 days",
+        "The requested range spans 40 days; the maximum for this resource is 14.",
+        "end_date: at most 14 days after start_date (2026-10-01)",
+        "Window 2026-10-01..2026-11-09 is over the cap (14)",
+    ],
+)
+def test_a_window_cap_is_read_from_any_wording_that_names_it(message):
+    assert BadRequestError("GET /v1/x", 400, message).window_limit(40) == 14

@@ -343,3 +343,11 @@ def test_an_analyst_holding_the_warehouse_open_does_not_block_the_run(copy):
 
 def test_every_source_is_an_asset_and_every_table_is_fed():
     assert {o.schema.name for s in SOURCES for o in s.outputs} == set(TABLES)
+
+
+def test_accounts_holds_each_extracted_account_once_with_its_name(extracted):
+    home, _ = extracted
+    with warehouse(home) as con:
+        rows = con.sql("SELECT account_id, id, name FROM accounts").fetchall()
+    service = embedded_service(DEFAULT_PRESET, TODAY)
+    assert rows == [(service.main_account.id, service.main_account.id, "Acme Retail")]

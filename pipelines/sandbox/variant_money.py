@@ -15,21 +15,10 @@ from decimal import Decimal
 import orjson
 
 from pipelines.sandbox.reference import COUNTRY_BY_ID
+from pipelines.sandbox.retail import ECONOMICS_AMOUNTS
 
 ADVERTISING_MONEY = ("cost", "sales", "cpc", "new_to_brand_sales")  # spec 2.6
-SELLER_MONEY = (  # spec 2.9
-    "sales",
-    "referral_fee",
-    "fba_fulfilment_fee",
-    "storage_fee",
-    "other_fees",
-    "amazon_fees",
-    "net_sales",
-    "margin_before_ads",
-    "refunded_sales",
-    "price",
-    "b2b_sales",
-)
+SELLER_MONEY = ("sales", *ECONOMICS_AMOUNTS, "price", "b2b_sales")  # spec 2.9
 VENDOR_MONEY = ("ordered_revenue", "shipped_revenue", "shipped_cogs", "net_received_revenue")
 OPTIMIZATION_MONEY = tuple(
     f"optimizationConfig.{name}"
