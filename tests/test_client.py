@@ -311,3 +311,22 @@ def test_retry_after_as_a_future_http_date_waits_until_then():
 )
 def test_a_window_cap_is_read_from_any_wording_that_names_it(message):
     assert BadRequestError("GET /v1/x", 400, message).window_limit(40) == 14
+
+
+def test_a_400_cut_short_is_asked_again_and_its_cap_still_learned(sandbox):
+    """Half an error body is a transport fault: the cap it names may be in the lost half."""
+    sandbox.faults = FaultPlan(rate_truncate=0.5, seed=3)
+    caps = WindowCaps()
+
+    async def go():
+        async with make_client(sandbox) as client:
+            return await collect(
+                windowed_pages(
+                    client, caps, "campaign-metrics", date(2026, 1, 1), date(2026, 10, 31)
+                )
+            )
+
+    pages = run(go())
+    assert caps.cap("campaign-metrics", "daily") == 92
+    assert len([r for r in sandbox.requests if r.status == 400]) >= 2  # one came cut short
+    assert {w for w, _ in pages} == set(split(date(2026, 1, 1), date(2026, 10, 31), 92))

@@ -196,6 +196,10 @@ class ServiceClient:
         if status >= 500:
             raise TransientError(where, status, _message(content))
         if status >= 400:
+            if _cut_short(content):
+                # Spec 7.1: an error body is JSON. Half of one is a transport fault, and the
+                # half lost may be what the error names (a 400's window cap): ask again.
+                raise TransientError(where, status, "the error body is not complete JSON")
             error = _error_body(content)
             kind = BY_STATUS.get(status, ServiceError)
             raise kind(
@@ -252,6 +256,17 @@ def _error_body(content: bytes) -> dict:
         return {}
     error = body.get("error") if isinstance(body, dict) else None
     return error if isinstance(error, dict) else {}
+
+
+def _cut_short(content: bytes) -> bool:
+    """A body that starts as JSON and does not parse: cut off on the way."""
+    if not content.lstrip().startswith((b"{", b"[")):
+        return False
+    try:
+        orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _message(content: bytes) -> str:
