@@ -418,7 +418,7 @@ def private(page: Page, key: bytes) -> Page:
     its decoded body alike: nothing after this point, the raw landing included, sees one."""
     content = page.content or orjson.dumps(page.body)
     hidden = pseudonymize_text(content, key)
-    if hidden is content:
+    if hidden == content:
         return Page(page.path, page.params, page.body, content)
     return Page(page.path, page.params, orjson.loads(hidden), hidden)
 

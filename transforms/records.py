@@ -156,10 +156,6 @@ def _boolean(value: object) -> bool:
     raise ValueError("expected bool")
 
 
-def _string(value: object) -> str:
-    return _text(value)
-
-
 def _nothing(value: object) -> None:
     raise ValueError("expected null (schema evolution types the column first)")
 
@@ -172,7 +168,7 @@ def _date_text(value: object) -> str:
 
 READERS: dict[Kind, Callable[[object], object]] = {
     Kind.ID: _identifier,
-    Kind.STRING: _string,
+    Kind.STRING: _text,
     Kind.MONEY: _money,
     Kind.RATIO: _number,
     Kind.NUMBER: _number,
