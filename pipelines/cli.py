@@ -13,7 +13,7 @@ from typing import NoReturn
 from filelock import FileLock, Timeout
 
 from pipelines.client.errors import ServiceError
-from pipelines.settings import ConfigurationError, Settings, load_settings
+from pipelines.settings import SANDBOX_PRESETS, ConfigurationError, Settings, load_settings
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
     sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
     serve = sandbox_commands.add_parser("serve", help="serve the sandbox on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--preset", choices=("small", "medium", "large"), default="small")
+    serve.add_argument("--preset", choices=SANDBOX_PRESETS, default="small")
     serve.add_argument("--key", default="sandbox")
     serve.add_argument(
         "--variant",
@@ -106,12 +106,15 @@ def check_retention(today: date, end: date, tables: tuple[str, ...]) -> None:
             )
 
 
-def check_accounts(settings: Settings) -> None:
-    """When `ADS_ACCOUNT_IDS` names accounts, ask the service whether the key reaches them
-    before anything is written: a typo fails here in one line, leaving `$ADWH_HOME` as it
-    was, instead of in every asset of the run."""
+def check_service(settings: Settings) -> None:
+    """Before anything is written: the sandbox plug-in must be installed when no service is
+    set, and when `ADS_ACCOUNT_IDS` names accounts, the key must reach them. A typo fails here
+    in one line, leaving `$ADWH_HOME` as it was, instead of in every asset of the run."""
+    from pipelines.plugin import load_plugin
     from pipelines.session import open_session
 
+    if settings.uses_sandbox:
+        load_plugin(settings.sandbox)
     if not settings.account_ids:
         return
 
@@ -152,7 +155,7 @@ def command_run(
         raise UsageError(str(error)) from None
     if not from_raw:
         check_retention(settings.today, end, tables)
-        check_accounts(settings)
+        check_service(settings)
     home = writable_home(settings.home)
     try:
         with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
@@ -205,18 +208,17 @@ def command_check(settings: Settings) -> int:
 
 
 def command_serve(settings: Settings, port: int, preset: str, key: str, variant: int = 0) -> int:
-    from pipelines.sandbox.app import serve
-    from pipelines.sandbox.service import SandboxService
+    from pipelines.plugin import load_plugin
 
     if variant < 0:
         raise UsageError(f"--variant must be 0 or more, got {variant}")
-    service = SandboxService(preset, settings.today, key=key, variant=variant)
+    plugin = load_plugin(settings.sandbox)
     shown = f", variant {variant}" if variant else ""
     print(
         f"sandbox ({preset}{shown}, reference {settings.today}) on http://127.0.0.1:{port}",
         flush=True,
     )
-    serve(service, port)
+    plugin.serve(port=port, preset=preset, key=key, variant=variant, today=settings.today)
     return 0
 
 

@@ -9,8 +9,7 @@ import httpx
 
 from pipelines.client.http import RetryPolicy
 from pipelines.extract import Destination
-from pipelines.sandbox.embedded import DEFAULT_PRESET
-from pipelines.settings import Settings, load_settings
+from pipelines.settings import DEFAULT_PRESET, Settings, load_settings
 
 
 class WarehouseResource(dg.ConfigurableResource):

@@ -15,9 +15,8 @@ from pipelines.client.accounts import (
 )
 from pipelines.client.http import RetryPolicy, ServiceClient
 from pipelines.client.windows import WindowCaps
-from pipelines.sandbox.app import SandboxTransport
-from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
-from pipelines.settings import Settings
+from pipelines.plugin import load_plugin
+from pipelines.settings import DEFAULT_PRESET, Settings
 
 SANDBOX_URL = "http://sandbox.invalid"
 
@@ -44,7 +43,7 @@ async def open_session(
     retry: RetryPolicy | None = None,
 ) -> AsyncIterator[Session]:
     if settings.uses_sandbox:
-        transport = SandboxTransport(embedded_service(preset, settings.today))
+        transport = load_plugin(settings.sandbox).transport(preset, settings.today)
         base_url = SANDBOX_URL
     else:
         transport, base_url = None, str(settings.base_url)

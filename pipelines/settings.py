@@ -12,6 +12,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 SANDBOX_KEY = "sandbox"
+SANDBOX_PRESETS = ("small", "medium", "large")
+DEFAULT_PRESET = "small"
 
 
 class ConfigurationError(ValueError):
@@ -28,6 +30,8 @@ class Settings(BaseSettings):
     account_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADS_ACCOUNT_IDS")
     home: Path = Field(default=Path("data"), alias="ADWH_HOME")
     today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
+    # The stand-in used when no base URL is set (`pipelines/plugin.py`).
+    sandbox: str = Field(default="sandbox", alias="ADWH_SANDBOX")
 
     @field_validator("account_ids", mode="before")
     @classmethod

@@ -16,10 +16,10 @@ from hypothesis import settings
 from pydantic import SecretStr
 
 from pipelines.client.http import RetryPolicy, ServiceClient
-from pipelines.sandbox.app import SandboxTransport
-from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
-from pipelines.sandbox.faults import NO_FAULTS
-from pipelines.sandbox.service import SandboxService
+from sandbox.app import SandboxTransport
+from sandbox.embedded import DEFAULT_PRESET, embedded_service
+from sandbox.faults import NO_FAULTS
+from sandbox.service import SandboxService
 
 # CI replays the same examples every run (a landing must not hang on a lucky draw); developers
 # keep exploring new ones, and what they find lands as a fix or an @example.
@@ -83,7 +83,7 @@ def serving(service: SandboxService) -> Iterator[str]:
 
     import uvicorn
 
-    from pipelines.sandbox.app import SandboxApp
+    from sandbox.app import SandboxApp
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipelines.sandbox.faults import FaultPlan
+from sandbox.faults import FaultPlan
 from tests import scenarios
 
 KINDS = {

@@ -28,9 +28,9 @@ import duckdb
 
 from pipelines import execute
 from pipelines.cli import main
-from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
-from pipelines.sandbox.faults import NO_FAULTS, FaultPlan
-from pipelines.sandbox.service import SandboxService
+from sandbox.embedded import DEFAULT_PRESET, embedded_service
+from sandbox.faults import NO_FAULTS, FaultPlan
+from sandbox.service import SandboxService
 from tests.conftest import TODAY
 from tests.lake_reader import WAREHOUSE
 

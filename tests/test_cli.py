@@ -124,3 +124,28 @@ def test_unknown_table_is_refused(home, capsys):
     assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02", "--tables", "nope"]) == 2
     assert "unknown tables: nope" in capsys.readouterr().err
     assert not home.exists()
+
+
+def test_without_the_sandbox_plugin_a_keyless_run_says_how_to_get_one(home, capsys, monkeypatch):
+    """The product finds the sandbox by name (ADWH_SANDBOX); when it is absent, as in the
+    product's wheel, the run refuses before writing anything and says what to install."""
+    monkeypatch.setenv("ADWH_SANDBOX", "no_such_sandbox")
+    assert main(["run", "--start", "2026-11-01", "--end", "2026-11-01"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no module 'no_such_sandbox'" in err and "uv sync --group sandbox" in err
+    assert len(err.splitlines()) == 1
+    assert not home.exists()
+
+
+def test_no_product_module_imports_the_sandbox():
+    """Loading the definitions, the CLI and every layer leaves the sandbox unimported: it is
+    reached only by name, through pipelines/plugin.py, when a run needs it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pipelines.definitions, pipelines.cli, pipelines.rebuild, pipelines.execute;"
+        "print(sorted(m for m in sys.modules if m == 'sandbox' or m.startswith('sandbox.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -23,8 +23,8 @@ from pipelines.client.http import RetryPolicy, _retry_after
 from pipelines.client.paging import cursor_pages, offset_pages
 from pipelines.client.windowed import windowed_pages
 from pipelines.client.windows import WindowCaps, split
-from pipelines.sandbox.faults import NO_FAULTS, FaultPlan
-from pipelines.sandbox.service import SandboxService
+from sandbox.faults import NO_FAULTS, FaultPlan
+from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, direct, make_client
 
 

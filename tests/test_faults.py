@@ -14,7 +14,7 @@ import pytest
 
 from pipelines.client.errors import TransientError
 from pipelines.client.http import RetryPolicy
-from pipelines.sandbox.faults import FaultPlan
+from sandbox.faults import FaultPlan
 from tests import scenarios
 from tests.conftest import make_client
 

@@ -19,8 +19,8 @@ import polars as pl
 import pytest
 
 from pipelines.cli import main
-from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
-from pipelines.sandbox.faults import NO_FAULTS
+from sandbox.embedded import DEFAULT_PRESET, embedded_service
+from sandbox.faults import NO_FAULTS
 from tests.conftest import TODAY, direct
 from transforms.rollups import periods
 from warehouse import schemas as s

@@ -16,9 +16,9 @@ import pyarrow.dataset as ds
 import pytest
 
 from pipelines.cli import main
-from pipelines.sandbox.embedded import DEFAULT_PRESET, embedded_service
-from pipelines.sandbox.faults import NO_FAULTS
 from pipelines.sources import SOURCES
+from sandbox.embedded import DEFAULT_PRESET, embedded_service
+from sandbox.faults import NO_FAULTS
 from tests.conftest import TODAY, direct
 from warehouse.schemas import TABLES, Layout
 

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.sandbox.periods import period_start as service_period_start
-from pipelines.sandbox.periods import periods as service_periods
-from pipelines.sandbox.service import SandboxService
+from sandbox.periods import period_start as service_period_start
+from sandbox.periods import periods as service_periods
+from sandbox.service import SandboxService
 from tests.conftest import TODAY, direct
 from transforms.records import records_to_frame
 from transforms.rollups import (

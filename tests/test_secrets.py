@@ -161,8 +161,8 @@ def served_over_tls(tmp_path):
 
     import uvicorn
 
-    from pipelines.sandbox.app import SandboxApp
-    from pipelines.sandbox.service import SandboxService
+    from sandbox.app import SandboxApp
+    from sandbox.service import SandboxService
 
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(

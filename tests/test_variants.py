@@ -1,6 +1,6 @@
 """The whole pipeline against implementations of the service that we did not write.
 
-Each sandbox variant (`pipelines/sandbox/variants.py`) makes the spec's open choices otherwise:
+Each sandbox variant (`sandbox/variants.py`) makes the spec's open choices otherwise:
 money as JSON numbers, fields we have never seen of every JSON type, short pages, unknown
 totals, other window caps in other words, Retry-After as a date, 502s with no body, bodies cut
 short, fractional timestamps, more currencies, an agency client that shares nothing. Served
@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 from pipelines.cli import main
-from pipelines.sandbox.service import SandboxService, window_cap
+from sandbox.service import SandboxService, window_cap
 from tests.conftest import TODAY, e_mails_under, serving
 from warehouse.schemas import TABLES, Layout, snake
 

@@ -12,8 +12,8 @@ from datetime import date
 import httpx
 import pytest
 
-from pipelines.sandbox.app import SandboxTransport
-from pipelines.sandbox.service import SandboxService
+from sandbox.app import SandboxTransport
+from sandbox.service import SandboxService
 
 TODAY = date(2026, 11, 23)
 KEY = "sandbox"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.sandbox.service import READ_SCOPES
+from sandbox.service import READ_SCOPES
 from tests.sandbox.conftest import TODAY, ask, fetch, ok
 
 WINDOW = {"start_date": "2026-11-01", "end_date": "2026-11-07"}

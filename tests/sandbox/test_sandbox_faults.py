@@ -5,7 +5,7 @@ import json
 import httpx
 import pytest
 
-from pipelines.sandbox.faults import FaultPlan
+from sandbox.faults import FaultPlan
 from tests.sandbox.conftest import ask, fetch
 
 PARAMS = {"limit": "5"}

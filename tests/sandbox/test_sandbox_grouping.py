@@ -5,7 +5,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
 
-from pipelines.sandbox import service as service_module
+from sandbox import service as service_module
 from tests.sandbox.conftest import EXPONENT, ask, every_row, ok
 
 OCTOBER = {"start_date": "2026-10-01", "end_date": "2026-10-31"}

@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from pipelines.sandbox import listing
-from pipelines.sandbox.advertising import TARGET_TYPES
+from sandbox import listing
+from sandbox.advertising import TARGET_TYPES
 from tests.sandbox.conftest import ask, is_money, ok
 
 ALLOWED_TYPES = {

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from pipelines.sandbox.periods import period_start
-from pipelines.sandbox.service import SandboxService, window_cap
+from sandbox.periods import period_start
+from sandbox.service import SandboxService, window_cap
 from tests.sandbox.conftest import TODAY, ask, every_row, is_money, ok
 
 ADVERTISING = [

@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pytest
 
-from pipelines.sandbox import ordering
-from pipelines.sandbox.service import SandboxService
+from sandbox import ordering
+from sandbox.service import SandboxService
 from tests.sandbox.conftest import TODAY, ask, every_row, ok
 
 OCTOBER = {"start_date": date(2026, 10, 1), "end_date": date(2026, 10, 31)}

@@ -1,4 +1,4 @@
-"""Sandbox variants (`pipelines/sandbox/variants.py`): the spec's open choices made otherwise.
+"""Sandbox variants (`sandbox/variants.py`): the spec's open choices made otherwise.
 
 Variant 0 must be the sandbox as it was, byte for byte. Variants 1-6 must show every open
 choice somewhere, keep their content the same whatever the page or window, and only encode
@@ -19,14 +19,14 @@ import httpx
 import pytest
 
 from pipelines.cli import parser
-from pipelines.sandbox.app import SandboxTransport
-from pipelines.sandbox.embedded import embedded_service
-from pipelines.sandbox.faults import NO_FAULTS, PAST_HTTP_DATE, FaultPlan
-from pipelines.sandbox.populations import BUILDERS
-from pipelines.sandbox.reference import MORE_COUNTRIES
-from pipelines.sandbox.service import SandboxService
-from pipelines.sandbox.variant_money import DECIMAL, MONEY_FIELDS, trimmed
-from pipelines.sandbox.variant_records import (
+from sandbox.app import SandboxTransport
+from sandbox.embedded import embedded_service
+from sandbox.faults import NO_FAULTS, PAST_HTTP_DATE, FaultPlan
+from sandbox.populations import BUILDERS
+from sandbox.reference import MORE_COUNTRIES
+from sandbox.service import SandboxService
+from sandbox.variant_money import DECIMAL, MONEY_FIELDS, trimmed
+from sandbox.variant_records import (
     ENTITY_KINDS,
     JSON_TYPES,
     ROW_KINDS,
@@ -35,7 +35,7 @@ from pipelines.sandbox.variant_records import (
     WIDEN_RECENT_DAYS,
     WIDENING,
 )
-from pipelines.sandbox.variants import HISTORY_CAP, Variant
+from sandbox.variants import HISTORY_CAP, Variant
 from tests.sandbox.conftest import KEY, TODAY, fetch
 
 VARIANTS = range(1, 7)

@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pipelines.sandbox.errors import bad_param
-from pipelines.sandbox.params import Query
+from sandbox.errors import bad_param
+from sandbox.params import Query
 
 CURSOR_LIMIT = (1, 100, 20)
 COUNT_GIVES_UP_ABOVE = 20_000

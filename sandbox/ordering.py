@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
 
-from pipelines.sandbox import retail
-from pipelines.sandbox.errors import bad_param
-from pipelines.sandbox.params import Query
+from sandbox import retail
+from sandbox.errors import bad_param
+from sandbox.params import Query
 
 Render = Callable[[int, int], list[dict]]
 Section = tuple[int, Render]

@@ -13,11 +13,11 @@ from functools import cached_property
 
 import numpy as np
 
-from pipelines.sandbox import advertising, catalog
-from pipelines.sandbox.changes import ChangeLog
-from pipelines.sandbox.hashing import hash_grid, make_id, scalar, uniform, unit
-from pipelines.sandbox.optimizer import OptimizerEvents
-from pipelines.sandbox.reference import COUNTRY_BY_ID, timestamp
+from sandbox import advertising, catalog
+from sandbox.changes import ChangeLog
+from sandbox.hashing import hash_grid, make_id, scalar, uniform, unit
+from sandbox.optimizer import OptimizerEvents
+from sandbox.reference import COUNTRY_BY_ID, timestamp
 
 
 @dataclass(frozen=True)

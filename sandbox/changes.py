@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipelines.sandbox.advertising import STATES, phrase
-from pipelines.sandbox.hashing import make_id
-from pipelines.sandbox.optimizer import (
+from sandbox.advertising import STATES, phrase
+from sandbox.hashing import make_id
+from sandbox.optimizer import (
     ADGROUP,
     BID,
     CAMPAIGN,
@@ -33,10 +33,10 @@ from pipelines.sandbox.optimizer import (
     WORKFLOWS,
     managed_campaigns,
 )
-from pipelines.sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
+from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
 
 if TYPE_CHECKING:
-    from pipelines.sandbox.world import Account
+    from sandbox.world import Account
 
 SOURCES = ("front", "workflow", "system", "public-api", "mcp")
 FRONT, WORKFLOW, SYSTEM, PUBLIC_API, MCP = range(len(SOURCES))

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipelines.sandbox.advertising import CATEGORIES, WORDS, competitor_asin, phrase
-from pipelines.sandbox.hashing import scalar
-from pipelines.sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
+from sandbox.advertising import CATEGORIES, WORDS, competitor_asin, phrase
+from sandbox.hashing import scalar
+from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
 
 if TYPE_CHECKING:
-    from pipelines.sandbox.world import Account
+    from sandbox.world import Account
 
 # (availability, cumulative share); the rest (5%) is not reported (null).
 AVAILABILITY = (

@@ -8,7 +8,7 @@ to switch on faults.
 from datetime import date
 from functools import lru_cache
 
-from pipelines.sandbox.service import SandboxService
+from sandbox.service import SandboxService
 
 DEFAULT_PRESET = "small"
 

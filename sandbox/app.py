@@ -11,8 +11,8 @@ from urllib.parse import parse_qsl
 import httpx
 import orjson
 
-from pipelines.sandbox.faults import ConnectionDropped
-from pipelines.sandbox.service import SandboxService
+from sandbox.faults import ConnectionDropped
+from sandbox.service import SandboxService
 
 
 class SandboxApp:

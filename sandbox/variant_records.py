@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from pipelines.sandbox.hashing import scalar
-from pipelines.sandbox.variant_money import money_as_text
+from sandbox.hashing import scalar
+from sandbox.variant_money import money_as_text
 
 if TYPE_CHECKING:
-    from pipelines.sandbox.world import Account
+    from sandbox.world import Account
 
 JSON_TYPES = (
     "string",

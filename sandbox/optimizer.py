@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipelines.sandbox.advertising import ARCHIVED
-from pipelines.sandbox.hashing import hash_grid, make_id, uniform
-from pipelines.sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
+from sandbox.advertising import ARCHIVED
+from sandbox.hashing import hash_grid, make_id, uniform
+from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
 
 if TYPE_CHECKING:
-    from pipelines.sandbox.world import Account
+    from sandbox.world import Account
 
 WORKFLOWS = 3  # workflow definitions of each account; workflow 0 selects campaigns itself
 NIGHT = 3 * 3600  # the nightly run starts at 03:00 UTC

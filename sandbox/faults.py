@@ -7,7 +7,7 @@ and the plan's seed, so a run's faults are reproducible and no test depends on l
 from dataclasses import dataclass
 from email.utils import formatdate
 
-from pipelines.sandbox.hashing import scalar, unit
+from sandbox.hashing import scalar, unit
 
 # An HTTP date long past: a Retry-After that asks for no wait at all.
 PAST_HTTP_DATE = "Wed, 21 Oct 2015 07:28:00 GMT"

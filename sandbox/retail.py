@@ -22,7 +22,7 @@ the sum of its members' latest values, shown only when `country` is a grouping d
 
 import numpy as np
 
-from pipelines.sandbox.metrics import (
+from sandbox.metrics import (
     NULL,
     MeasureSet,
     Population,
@@ -33,7 +33,7 @@ from pipelines.sandbox.metrics import (
     ratio,
     share,
 )
-from pipelines.sandbox.reference import from_ordinal, money
+from sandbox.reference import from_ordinal, money
 
 STORAGE_DAY = 7  # day of the month storage fees are booked on
 ECONOMICS_LAG_DAYS = 3  # economics of day D exist once the reference date is D + 3 or later

@@ -26,12 +26,12 @@ Expanding copies the records it changes: the account's cached records are never 
 
 from typing import TYPE_CHECKING
 
-from pipelines.sandbox.errors import bad_param
-from pipelines.sandbox.params import Query
-from pipelines.sandbox.reference import COUNTRY_BY_ID, Country
+from sandbox.errors import bad_param
+from sandbox.params import Query
+from sandbox.reference import COUNTRY_BY_ID, Country
 
 if TYPE_CHECKING:
-    from pipelines.sandbox.world import Account
+    from sandbox.world import Account
 
 MAX_DEPTH = 4  # spec 8: `expand` nesting
 Tree = dict[str, "Tree"]

@@ -32,15 +32,15 @@ from typing import Protocol, TypeVar
 
 import orjson
 
-from pipelines.sandbox.errors import ApiError, not_found
-from pipelines.sandbox.faults import NO_FAULTS, RETRY_AFTER_FORMS, FaultPlan
-from pipelines.sandbox.hashing import scalar, unit
-from pipelines.sandbox.params import Query
-from pipelines.sandbox.periods import GRANULARITIES
-from pipelines.sandbox.populations import BUILDERS
-from pipelines.sandbox.reference import COUNTRY_BY_CODE, MORE_COUNTRIES, Country
-from pipelines.sandbox.variant_money import dumps, mark_record, money_keys
-from pipelines.sandbox.variant_records import (
+from sandbox.errors import ApiError, not_found
+from sandbox.faults import NO_FAULTS, RETRY_AFTER_FORMS, FaultPlan
+from sandbox.hashing import scalar, unit
+from sandbox.params import Query
+from sandbox.periods import GRANULARITIES
+from sandbox.populations import BUILDERS
+from sandbox.reference import COUNTRY_BY_CODE, MORE_COUNTRIES, Country
+from sandbox.variant_money import dumps, mark_record, money_keys
+from sandbox.variant_records import (
     ENTITY_KINDS,
     JSON_TYPES,
     NAMES,
@@ -54,7 +54,7 @@ from pipelines.sandbox.variant_records import (
     shape_tree,
     snake,
 )
-from pipelines.sandbox.world import Account
+from sandbox.world import Account
 
 METRICS_RESOURCES = tuple(BUILDERS)
 STRICT = ("target-metrics", "search-term-metrics")  # spec 8: "stricter"

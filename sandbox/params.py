@@ -3,7 +3,7 @@
 import re
 from datetime import date
 
-from pipelines.sandbox.errors import bad_param
+from sandbox.errors import bad_param
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _ID = re.compile(r"^[a-f0-9]{24}$")

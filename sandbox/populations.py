@@ -11,11 +11,11 @@ from datetime import date
 
 import numpy as np
 
-from pipelines.sandbox.hashing import unit
-from pipelines.sandbox.metrics import ADVERTISING, CAMPAIGN, MeasureSet, Population
-from pipelines.sandbox.reference import COUNTRY_BY_ID, ordinal
-from pipelines.sandbox.retail import SELLER, VENDOR
-from pipelines.sandbox.world import Account
+from sandbox.hashing import unit
+from sandbox.metrics import ADVERTISING, CAMPAIGN, MeasureSet, Population
+from sandbox.reference import COUNTRY_BY_ID, ordinal
+from sandbox.retail import SELLER, VENDOR
+from sandbox.world import Account
 
 PRODUCT_RESOURCES = ("product-ad-metrics", "seller-product-metrics", "vendor-product-metrics")
 

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipelines.sandbox.reference import COUNTRY_BY_ID, amount, ordinal, stamp
+from sandbox.reference import COUNTRY_BY_ID, amount, ordinal, stamp
 
 if TYPE_CHECKING:
-    from pipelines.sandbox.world import Account
+    from sandbox.world import Account
 
 AD_PRODUCTS = ("SP", "SB", "SD")
 SP, SB, SD = range(3)

@@ -14,8 +14,8 @@ from decimal import Decimal
 
 import orjson
 
-from pipelines.sandbox.reference import COUNTRY_BY_ID
-from pipelines.sandbox.retail import ECONOMICS_AMOUNTS
+from sandbox.reference import COUNTRY_BY_ID
+from sandbox.retail import ECONOMICS_AMOUNTS
 
 ADVERTISING_MONEY = ("cost", "sales", "cpc", "new_to_brand_sales")  # spec 2.6
 SELLER_MONEY = ("sales", *ECONOMICS_AMOUNTS, "price", "b2b_sales")  # spec 2.9

@@ -23,9 +23,9 @@ from functools import partial
 
 import numpy as np
 
-from pipelines.sandbox.catalog import ClusterIndex
-from pipelines.sandbox.hashing import uniform
-from pipelines.sandbox.reference import money, ordinal
+from sandbox.catalog import ClusterIndex
+from sandbox.hashing import uniform
+from sandbox.reference import money, ordinal
 
 NULL = np.iinfo(np.int64).min  # integer arrays mark "not reported" (net units can be < 0)
 Values = dict[str, int | None]

@@ -114,22 +114,22 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from pipelines.sandbox.catalog import seller_details, vendor_details
-from pipelines.sandbox.changes import FIELDS, SOURCES, ChangeLog
-from pipelines.sandbox.errors import ApiError, bad_param, not_found
-from pipelines.sandbox.expand import country_record, expand_item, expand_page
-from pipelines.sandbox.faults import FaultPlan
-from pipelines.sandbox.hashing import make_id
-from pipelines.sandbox.listing import cursor_page, filter_records, position_page, search_text
-from pipelines.sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, Window, metric_rows
-from pipelines.sandbox.optimizer import ENTITY_TYPES
-from pipelines.sandbox.ordering import order_by, sorted_sections
-from pipelines.sandbox.params import Query
-from pipelines.sandbox.periods import GRANULARITIES, periods
-from pipelines.sandbox.populations import BUILDERS, PRODUCT_RESOURCES
-from pipelines.sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
-from pipelines.sandbox.variants import Variant
-from pipelines.sandbox.world import PRESETS, Account
+from sandbox.catalog import seller_details, vendor_details
+from sandbox.changes import FIELDS, SOURCES, ChangeLog
+from sandbox.errors import ApiError, bad_param, not_found
+from sandbox.expand import country_record, expand_item, expand_page
+from sandbox.faults import FaultPlan
+from sandbox.hashing import make_id
+from sandbox.listing import cursor_page, filter_records, position_page, search_text
+from sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, Window, metric_rows
+from sandbox.optimizer import ENTITY_TYPES
+from sandbox.ordering import order_by, sorted_sections
+from sandbox.params import Query
+from sandbox.periods import GRANULARITIES, periods
+from sandbox.populations import BUILDERS, PRODUCT_RESOURCES
+from sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
+from sandbox.variants import Variant
+from sandbox.world import PRESETS, Account
 
 READ_SCOPES = frozenset(
     {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 
-from pipelines.sandbox.hashing import make_id
+from sandbox.hashing import make_id
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,44 @@
+"""The one place the product reaches a stand-in for the service: the embedded sandbox.
+
+When no `ADS_API_BASE_URL` is set, runs talk to a plug-in named by `ADWH_SANDBOX` (default:
+the `sandbox` package beside the product, installed by the `sandbox` dependency group). No
+product module imports it: it is found by name here, so the product's wheel carries none of
+it, and another simulator (a recorder, a replay of real pages) plugs in the same way.
+"""
+
+import importlib
+from datetime import date
+from typing import Protocol
+
+import httpx
+
+from pipelines.settings import ConfigurationError
+
+
+class ServicePlugin(Protocol):
+    """What a stand-in for the service offers: an in-process transport and an HTTP server."""
+
+    def transport(self, preset: str, today: date) -> httpx.AsyncBaseTransport:
+        """The service for (preset, reference date), shared by every request of a process."""
+        ...
+
+    def serve(self, *, port: int, preset: str, key: str, variant: int, today: date) -> None:
+        """Serve the service over HTTP on 127.0.0.1 until interrupted."""
+        ...
+
+
+def load_plugin(name: str) -> ServicePlugin:
+    """The plug-in module `name`'s `PLUGIN`, or a one-line reason why there is none."""
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name.split(".")[0]:
+            raise
+        raise ConfigurationError(
+            f"ADWH_SANDBOX: no module {name!r}: install the embedded sandbox "
+            "(uv sync --group sandbox) or set ADS_API_BASE_URL to a real service"
+        ) from None
+    plugin = getattr(module, "PLUGIN", None)
+    if plugin is None:
+        raise ConfigurationError(f"ADWH_SANDBOX: module {name!r} has no PLUGIN")
+    return plugin

@@ -1,0 +1,22 @@
+"""The sandbox as the product's service plug-in (`ADWH_SANDBOX=sandbox`, the default)."""
+
+from datetime import date
+
+import httpx
+
+from sandbox.app import SandboxTransport, serve
+from sandbox.embedded import embedded_service
+from sandbox.service import SandboxService
+
+
+class SandboxPlugin:
+    """In process: one shared `SandboxService` per (preset, date); over HTTP: a new one."""
+
+    def transport(self, preset: str, today: date) -> httpx.AsyncBaseTransport:
+        return SandboxTransport(embedded_service(preset, today))
+
+    def serve(self, *, port: int, preset: str, key: str, variant: int, today: date) -> None:
+        serve(SandboxService(preset, today, key=key, variant=variant), port)
+
+
+PLUGIN = SandboxPlugin()
