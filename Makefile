@@ -4,7 +4,7 @@ BIN := .venv/bin
 # uv installs the locked environment; when the machine has none, pip installs it in .venv-uv.
 UV = $$(command -v uv || echo .venv-uv/bin/uv)
 
-.PHONY: demo test lint format bench soak profile dagster clean
+.PHONY: demo test lint format bench soak profile dagster screenshots clean
 
 $(BIN)/adwh: pyproject.toml uv.lock
 	@command -v uv >/dev/null || test -x .venv-uv/bin/uv || \
@@ -43,6 +43,11 @@ profile: $(BIN)/adwh
 
 dagster: $(BIN)/adwh
 	$(BIN)/dagster dev
+
+# The README's pictures of the Dagster UI after the demo (needs Debian's chromium package).
+screenshots: $(BIN)/adwh
+	$(UV) sync --frozen --python $(PYTHON) --group docs
+	$(BIN)/python -m docs.screenshots
 
 clean:
 	rm -rf .venv .venv-uv data

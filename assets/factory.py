@@ -14,10 +14,38 @@ import dagster as dg
 from pipelines.extract import Source
 from pipelines.partitions import backfill_policy, daily_partitions
 from pipelines.resources import ServiceResource, WarehouseResource
-from pipelines.runner import contract_check, materialize_sources, selected_sources
+from pipelines.runner import (
+    ExtractConfig,
+    contract_check,
+    materialize_sources,
+    selected_sources,
+)
+from warehouse.column_docs import column_types
+from warehouse.schemas import TableSchema
 
 # Backfill policies are marked beta in Dagster 1.13; we rely on them knowingly.
 warnings.filterwarnings("ignore", category=dg.BetaWarning, message=".*backfill_policy.*")
+
+OWNERS = ["team:ads-warehouse"]
+
+
+def table_metadata(schema: TableSchema) -> dict[str, object]:
+    """What the UI shows before any run: the columns (from the registry), the natural key,
+    where the rows come from and where they land."""
+    return {
+        "dagster/column_schema": dg.TableSchema(
+            columns=[
+                dg.TableColumn(name, type=duckdb_type, description=description)
+                for name, duckdb_type, description in column_types(schema)
+            ]
+        ),
+        "dagster/table_name": schema.name,
+        "natural_key": ", ".join(schema.natural_key),
+        "service_endpoint": f"/v1/{schema.resource}",
+        "lake_layout": "/".join(
+            ("$ADWH_HOME/lake", schema.name, *(f"{key}=…" for key in schema.lake_partitions))
+        ),
+    }
 
 
 def family_asset(family: str, sources: Sequence[Source]) -> dg.AssetsDefinition:
@@ -27,8 +55,11 @@ def family_asset(family: str, sources: Sequence[Source]) -> dg.AssetsDefinition:
         dg.AssetSpec(
             o.schema.name,
             group_name=family,
-            kinds={"parquet"},
+            kinds={"polars", "parquet"},
             description=o.schema.description,
+            metadata=table_metadata(o.schema),
+            owners=OWNERS,
+            tags={"layout": o.schema.layout.value},
             skippable=True,
         )
         for o in outputs
@@ -44,10 +75,13 @@ def family_asset(family: str, sources: Sequence[Source]) -> dg.AssetsDefinition:
         backfill_policy=backfill_policy if dated else None,
     )
     def extract(
-        context: dg.AssetExecutionContext, service: ServiceResource, warehouse: WarehouseResource
+        context: dg.AssetExecutionContext,
+        config: ExtractConfig,
+        service: ServiceResource,
+        warehouse: WarehouseResource,
     ):
         yield from materialize_sources(
-            context, service, warehouse, selected_sources(context, sources)
+            context, config, service, warehouse, selected_sources(context, sources)
         )
 
     return extract

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from pipelines.automation import WAREHOUSE_REFRESH
 from pipelines.resources import WarehouseResource
 from pipelines.sources import SOURCES
 from warehouse.build import build_warehouse
@@ -15,7 +16,7 @@ TABLES = [o.schema for s in SOURCES for o in s.outputs]
     deps=[schema.name for schema in TABLES],
     pool="duckdb_writer",
     kinds={"duckdb"},
-    automation_condition=dg.AutomationCondition.eager(),
+    automation_condition=WAREHOUSE_REFRESH,
 )
 def warehouse_duckdb(warehouse: WarehouseResource) -> dg.MaterializeResult:
     """`warehouse.duckdb`: every table of the lake (current-state tables at their latest

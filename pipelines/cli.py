@@ -146,7 +146,6 @@ def command_run(
 ) -> int:
     from pipelines.execute import run_pipeline, selection
     from pipelines.progress import live
-    from pipelines.rebuild import rebuild
     from pipelines.report import print_summary
 
     try:
@@ -159,10 +158,7 @@ def command_run(
     home = writable_home(settings.home)
     try:
         with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
-            if from_raw:
-                summary = rebuild(settings, start, end)
-            else:
-                summary = run_pipeline(settings, start, end, tables)
+            summary = run_pipeline(settings, start, end, tables, from_raw=from_raw)
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
     print_summary(summary)

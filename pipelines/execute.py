@@ -1,7 +1,9 @@
-"""`adwh run` as one in-process Dagster run of the `daily` job over a range of partitions.
+"""`adwh run` and `adwh rebuild` as Dagster runs of the `daily` job, recorded in the instance.
 
-It goes through the same Definitions, assets and checks as the UI and the schedule. What the
-CLI prints comes from the run's own events: materialization metadata and contract check results.
+They go through the same Definitions, assets and checks as the UI and the schedule, and write
+to the instance `dagster dev` reads (`pipelines/instance.py`), so the UI shows what the CLI did:
+materializations per partition, check results, metadata. What the CLI prints is read back from
+that record through the instance API: materializations, check evaluations, step failures.
 """
 
 from dataclasses import dataclass, field
@@ -9,14 +11,23 @@ from datetime import date
 
 import dagster as dg
 
-from pipelines.definitions import defs
+from pipelines.definitions import FAMILY_ASSETS, WAREHOUSE_ASSETS, defs
 from pipelines.extract import Destination
+from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
 
 # The console gets only our one-line summary; Dagster's full event log stays in the instance.
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+OUTCOME_EVENTS = {
+    dg.DagsterEventType.ASSET_MATERIALIZATION,
+    dg.DagsterEventType.ASSET_CHECK_EVALUATION,
+    dg.DagsterEventType.STEP_FAILURE,
+}
+# Run-level figures are the same on every partition of a run; `rows` is each partition's own,
+# summed over the run's partitions.
+SUMMED = ("rows",)
 
 
 @dataclass
@@ -29,6 +40,7 @@ class TableLine:
 class RunSummary:
     start: date
     end: date
+    run_id: str = ""
     tables: list[TableLine] = field(default_factory=list)
     failure: str | None = None
 
@@ -46,28 +58,39 @@ def _error_line(error: object) -> str:
     return rest if rest and cls_name and prefix.endswith(cls_name) else line
 
 
-def _collect(result: dg.ExecuteInProcessResult, summary: RunSummary) -> None:
-    seen: set[str] = set()
-    for event in result.get_asset_materialization_events():
-        materialization = event.event_specific_data.materialization
-        key = materialization.asset_key.to_user_string()
-        if key in seen:
-            continue  # a range run repeats the same metadata for every partition
-        seen.add(key)
-        metadata = {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
-        summary.tables.append(TableLine(key, metadata))
-    if summary.failure:
-        return
-    for event in result.all_events:
-        if event.is_step_failure:
-            summary.failure = _error_line(event.step_failure_data.error)
-            return
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+def _value(entry: object) -> object:
+    return getattr(entry, "value", entry)
+
+
+def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
+    """Fill `summary` from the run's record: per table, the partitions' rows summed and the
+    run's own figures; the first failed step or failed contract check is the failure."""
+    records = instance.get_records_for_run(run_id, of_type=OUTCOME_EVENTS, limit=1_000_000)
+    lines: dict[str, TableLine] = {}
+    failure = None
+    for record in records.records:
+        event = record.event_log_entry.dagster_event
+        if event is None:
+            continue
+        if event.event_type is dg.DagsterEventType.ASSET_MATERIALIZATION:
+            materialization = event.step_materialization_data.materialization
+            key = materialization.asset_key.to_user_string()
+            metadata = {k: _value(v) for k, v in materialization.metadata.items()}
+            line = lines.get(key)
+            if line is None:
+                lines[key] = TableLine(key, metadata)
+                continue
+            for name in SUMMED:
+                if isinstance(metadata.get(name), int):
+                    line.metadata[name] = int(line.metadata.get(name, 0)) + metadata[name]
+        elif event.event_type is dg.DagsterEventType.STEP_FAILURE:
+            failure = failure or _error_line(event.step_failure_data.error)
+        else:
             evaluation = event.event_specific_data
-            if not evaluation.passed:
-                held = evaluation.metadata.get("held_back")
-                summary.failure = str(getattr(held, "value", held))
-                return
+            if not evaluation.passed and failure is None:
+                failure = str(_value(evaluation.metadata.get("held_back")))
+    summary.tables = list(lines.values())
+    summary.failure = failure
 
 
 def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
@@ -79,26 +102,36 @@ def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
     if unknown:
         raise ValueError(f"unknown tables: {', '.join(unknown)}; known: {', '.join(known)}")
     names = {o.schema.name for t in tables for o in known[t].outputs}
-    return [dg.AssetKey(name) for name in sorted(names)] + [dg.AssetKey("warehouse_duckdb")]
+    warehouse = [key for asset in WAREHOUSE_ASSETS for key in asset.keys]
+    return [dg.AssetKey(name) for name in sorted(names)] + warehouse
+
+
+def from_raw_config() -> dict:
+    """Run config that makes every extracting step read raw pages instead of the service."""
+    return {"ops": {asset.op.name: {"config": {"from_raw": True}} for asset in FAMILY_ASSETS}}
 
 
 def run_pipeline(
-    settings: Settings, start: date, end: date, tables: tuple[str, ...] = ()
+    settings: Settings,
+    start: date,
+    end: date,
+    tables: tuple[str, ...] = (),
+    *,
+    from_raw: bool = False,
 ) -> RunSummary:
-    destination = Destination(settings.home)
-    destination.lake.clean_staging()
+    """One run of the `daily` job over [start, end]: from the service, or from raw pages."""
+    Destination(settings.home).lake.clean_staging()
     summary = RunSummary(start, end)
-    job = defs.resolve_job_def("daily")
-    # An in-memory instance: Dagster writes an event per partition materialized, and a year of
-    # daily tables is thousands of them; on SQLite they cost ~16 ms each, in memory ~3 ms.
-    # Runs launched from `dagster dev` or the schedule keep their history in $ADWH_HOME/dagster.
-    with dg.DagsterInstance.ephemeral() as instance:
-        result = job.execute_in_process(
+    run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
+    command = "rebuild" if from_raw else "run"
+    with open_instance() as instance:
+        result = defs.resolve_job_def("daily").execute_in_process(
             instance=instance,
-            run_config=QUIET,
-            tags={"adwh/command": "run", **range_tags(start, end)},
+            run_config=run_config,
+            tags={"adwh/command": command, **range_tags(start, end)},
             raise_on_error=False,
             asset_selection=selection(tables),
         )
-        _collect(result, summary)
+        summary.run_id = result.run_id
+        read_outcome(instance, result.run_id, summary)
     return summary

@@ -169,6 +169,7 @@ class TableOutcome:
     held_back: list[str] = field(default_factory=list)
     held_days: set[date] = field(default_factory=set)  # partitions with a bad value
     held_all: bool = False  # a bad value whose partition cannot be told
+    rows_by_day: dict[date, int] = field(default_factory=dict)  # published, per partition
 
     def hold(self, day: date | None, message: str) -> None:
         """Keep a partition's previous state: something in it cannot be published."""
@@ -177,6 +178,16 @@ class TableOutcome:
             self.held_all = True
         else:
             self.held_days.add(day)
+
+    def published(self, frame: pl.DataFrame) -> None:
+        """Count a published frame's rows, in all and per partition."""
+        self.rows += frame.height
+        for day, rows in frame.group_by("date").len().iter_rows():
+            self.rows_by_day[day] = self.rows_by_day.get(day, 0) + rows
+
+    def partition_metadata(self, day: date) -> dict[str, object]:
+        """What one partition of a run holds: its own rows, and whether it was held back."""
+        return {"rows": self.rows_by_day.get(day, 0), "held_back": int(day in self.held_days)}
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -230,7 +241,7 @@ def publish_dated(
     for slice_days, frame in spool.slices(days):
         good, good_days = _keeping_contract(schema, frame, slice_days, outcome)
         outcome.files += dest.lake.publish(schema, good, good_days)
-        outcome.rows += good.height
+        outcome.published(good)
         outcome.partitions += len(good_days)
 
 
@@ -270,7 +281,8 @@ def publish_snapshot(
         return
     dated = frame.with_columns(pl.lit(day).alias("date"))
     outcome.files += dest.lake.publish(schema, dated, [day])
-    outcome.rows, outcome.partitions = frame.height, 1
+    outcome.published(dated)
+    outcome.partitions = 1
 
 
 Spools = dict[str, Spool]
@@ -542,15 +554,22 @@ def rebuild_source(
     outcomes = {o.schema.name: TableOutcome(o.schema.name) for o in source.outputs}
     fetches = sorted(dest.raw.fetches(source.name), key=lambda f: f[2]["extracted_at"])
     if not source.dated:
-        for day in days_of(start, end):
-            todays = [f for f in fetches if f[1].name == f"snapshot={day.isoformat()}"]
+        # Current state as of `end`: each account's newest snapshot fetched by then. A run
+        # fetches it on its reference date, usually after the dates it extracted.
+        newest: dict[str, tuple[str, Path, dict]] = {}
+        for fetch in fetches:
+            if _snapshot_day(fetch[1]) <= end:
+                current = newest.get(fetch[0])
+                if current is None or _snapshot_day(fetch[1]) >= _snapshot_day(current[1]):
+                    newest[fetch[0]] = fetch
+        if newest:
+            day = max(_snapshot_day(folder) for _, folder, _ in newest.values())
             with spools(dest, source) as frames:
-                for account, folder, manifest in todays:
+                for account, folder, manifest in newest.values():
                     _raw_frames(
                         dest, source, folder, account, manifest, frames, outcomes, None, run_id
                     )
-                if todays:
-                    _publish(dest, source, frames, [day], outcomes)
+                _publish(dest, source, frames, [day], outcomes)
         return outcomes
     for first, last in month_windows(start, end):
         newest: dict[tuple[str, date], Path] = {}
@@ -570,6 +589,10 @@ def rebuild_source(
                     )
             _publish(dest, source, frames, covered, outcomes)
     return outcomes
+
+
+def _snapshot_day(folder: Path) -> date:
+    return date.fromisoformat(folder.name.removeprefix("snapshot="))
 
 
 def _window_of(folder: Path) -> tuple[date, date]:

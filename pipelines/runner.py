@@ -1,7 +1,9 @@
-"""The body every asset shares: open the service, extract a family's sources, report each table.
+"""The body every asset shares: extract a family's sources (from the service, or again from the
+raw pages already landed), report each table.
 
 Assets stay thin (which sources, which group, a description for analysts); this module turns
-extractions into Dagster metadata and one contract check result per table.
+extractions into Dagster metadata (each partition its own rows) and one contract check result
+per table.
 """
 
 import asyncio
@@ -10,14 +12,25 @@ from datetime import UTC, date, datetime, timedelta
 from functools import partial
 
 import dagster as dg
+from pydantic import Field
 
 from pipelines.client.stats import RunStats, counting
-from pipelines.extract import Outcomes, Source, extract_source
+from pipelines.extract import Outcomes, Source, extract_source, rebuild_source
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
 
 CONTRACT_CHECK = "contract"
+
+
+class ExtractConfig(dg.Config):
+    """How a run gets its pages."""
+
+    from_raw: bool = Field(
+        default=False,
+        description="Re-derive the tables from the raw pages landed by earlier runs, sending "
+        "no request (`adwh rebuild`): after a fix to a transform or a contract.",
+    )
 
 
 def contract_check(table: str) -> dg.AssetCheckSpec:
@@ -53,18 +66,44 @@ def selected_sources(context: dg.AssetExecutionContext, sources: Sequence[Source
 
 def materialize_sources(
     context: dg.AssetExecutionContext,
+    config: ExtractConfig,
     service: ServiceResource,
     warehouse: WarehouseResource,
     sources: list[Source],
 ) -> Iterator[dg.MaterializeResult]:
-    """Extract `sources` side by side through one session and report each table.
+    """Extract `sources` side by side and report each table.
 
     A source that fails does not stop the others: theirs are published and reported, then the
     step fails with the first error, naming its source."""
     settings = service.settings(warehouse)
+    ranges = [date_range(context, source, settings.today) for source in sources]
+    if config.from_raw:
+        outcomes, stats = _from_raw(context, warehouse, sources, ranges), None
+    else:
+        outcomes, stats = _from_service(context, service, warehouse, sources, ranges)
+    failures = []
+    selected = selected_tables(context)
+    for i, (outcome, (start, end)) in enumerate(zip(outcomes, ranges, strict=True)):
+        if isinstance(outcome, BaseException):
+            failures.append(outcome)
+            continue
+        counts = stats[i] if stats else RunStats()
+        yield from _results(context, selected, outcome, counts, start, end)
+    if failures:
+        raise failures[0]
+
+
+def _from_service(
+    context: dg.AssetExecutionContext,
+    service: ServiceResource,
+    warehouse: WarehouseResource,
+    sources: list[Source],
+    ranges: list[tuple[date, date]],
+) -> tuple[list[Outcomes | BaseException], list[RunStats]]:
+    """Fetch every source through one session, up to SOURCES_AT_ONCE at a time."""
+    settings = service.settings(warehouse)
     destination = warehouse.destination()
     extracted_at = datetime.now(UTC)
-    ranges = [date_range(context, source, settings.today) for source in sources]
 
     async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
         async with open_session(
@@ -101,15 +140,24 @@ def materialize_sources(
     outcomes, stats, warnings = asyncio.run(go())
     for warning in warnings:
         context.log.warning(warning)
-    failures = []
-    selected = selected_tables(context)
-    for outcome, counts, (start, end) in zip(outcomes, stats, ranges, strict=True):
-        if isinstance(outcome, BaseException):
-            failures.append(outcome)
-            continue
-        yield from _results(context, selected, outcome, counts, start, end)
-    if failures:
-        raise failures[0]
+    return outcomes, stats
+
+
+def _from_raw(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    sources: list[Source],
+    ranges: list[tuple[date, date]],
+) -> list[Outcomes | BaseException]:
+    """Re-derive every source from raw pages: no session, no request, no credit."""
+    destination = warehouse.destination()
+    outcomes: list[Outcomes | BaseException] = []
+    for source, (start, end) in zip(sources, ranges, strict=True):
+        try:
+            outcomes.append(rebuild_source(destination, source, start, end, context.run.run_id))
+        except Exception as error:  # reported after the other sources, like a fetch failure
+            outcomes.append(error)
+    return outcomes
 
 
 def _results(
@@ -120,11 +168,20 @@ def _results(
     start: date,
     end: date,
 ) -> Iterator[dg.MaterializeResult]:
+    """One materialization per table, each partition carrying its own rows and files; what
+    the run did as a whole (requests, range, schema changes) is on every partition alike."""
     for name, outcome in outcomes.items():
         if name not in selected:
             continue
         for change in outcome.schema_changes:
             context.log.warning(f"{name}: {change} (the service sent a field the registry lacks)")
+        if context.assets_def.partitions_def is not None:
+            for day in context.partition_keys:
+                context.add_asset_metadata(
+                    outcome.partition_metadata(date.fromisoformat(day)),
+                    asset_key=name,
+                    partition_key=day,
+                )
         check = dg.AssetCheckResult(
             check_name=CONTRACT_CHECK,
             asset_key=name,

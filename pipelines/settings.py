@@ -20,15 +20,20 @@ class ConfigurationError(ValueError):
     """A user-supplied setting is unusable; the message names the setting."""
 
 
-class Settings(BaseSettings):
-    """The contract's configuration (section 1)."""
+class HomeSettings(BaseSettings):
+    """Where everything is written (`ADWH_HOME`): all Dagster's instance storage needs."""
 
     model_config = SettingsConfigDict(extra="ignore")
+
+    home: Path = Field(default=Path("data"), alias="ADWH_HOME")
+
+
+class Settings(HomeSettings):
+    """The contract's configuration (section 1)."""
 
     base_url: str | None = Field(default=None, alias="ADS_API_BASE_URL")
     api_key: SecretStr | None = Field(default=None, alias="ADS_API_KEY")
     account_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADS_ACCOUNT_IDS")
-    home: Path = Field(default=Path("data"), alias="ADWH_HOME")
     today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
     # The stand-in used when no base URL is set (`pipelines/plugin.py`).
     sandbox: str = Field(default="sandbox", alias="ADWH_SANDBOX")

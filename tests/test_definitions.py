@@ -38,4 +38,46 @@ def test_workspace_and_instance_files_point_at_the_one_definitions_object():
     assert (target["module_name"], target["attribute"]) == ("pipelines.definitions", "defs")
     instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())
     assert instance["telemetry"]["enabled"] is False
-    assert instance["storage"]["sqlite"]["base_dir"].startswith("data/")
+    assert instance["storage"]["custom"]["class"] == "HomeStorage"
+
+
+SNAPSHOT = ROOT / "tests" / "snapshots" / "definitions.json"
+
+
+def definitions_outline() -> dict:
+    """What the UI shows of the definitions, as plain data: every asset with its group, kinds,
+    partitioning and upstream assets; every check; every job, schedule and sensor."""
+    graph = defs.resolve_asset_graph()
+    assets = {}
+    for key in sorted(graph.get_all_asset_keys()):
+        node = graph.get(key)
+        assets[key.to_user_string()] = {
+            "group": node.group_name,
+            "kinds": sorted(node.kinds),
+            "partitioned": node.partitions_def is not None,
+            "upstream": sorted(parent.to_user_string() for parent in node.parent_keys),
+            "checks": sorted(check.name for check in node.check_keys),
+        }
+    return {
+        "assets": assets,
+        "jobs": sorted(job.name for job in defs.resolve_all_job_defs()),
+        "schedules": {
+            s.name: {"cron": s.cron_schedule, "job": s.job_name, "status": s.default_status.value}
+            for s in defs.schedules or []
+        },
+        "sensors": {s.name: s.default_status.value for s in defs.sensors or []},
+    }
+
+
+def test_the_definitions_match_their_snapshot():
+    """A change to what the UI shows (an asset, a dependency, a check, a job, a schedule) must
+    be deliberate: regenerate with `UPDATE_SNAPSHOTS=1 pytest tests/test_definitions.py` and
+    review the diff."""
+    import json
+    import os
+
+    outline = definitions_outline()
+    if os.environ.get("UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(json.dumps(outline, indent=1, sort_keys=True) + "\n")
+    assert outline == json.loads(SNAPSHOT.read_text())

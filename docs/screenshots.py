@@ -1,0 +1,107 @@
+"""Screenshots of the Dagster UI after `make demo`, for the README (`make screenshots`).
+
+Runs the demo in a scratch `ADWH_HOME`, starts `dagster dev` from the repository root on it,
+and drives headless Chromium (Debian's package, through Playwright) to the pages a newcomer
+opens: the asset graph down to the marts, an asset with its columns and latest
+materialization, and its contract check. Each page is checked for what it must show before it
+is captured, so a screenshot of an empty UI fails instead of landing in the docs.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGES = ROOT / "docs" / "images"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PORT = 3333
+TODAY = "2026-11-23"
+VIEWPORT = {"width": 1600, "height": 1000}
+
+
+def run_demo(home: Path) -> None:
+    env = {**os.environ, "ADWH_HOME": str(home), "ADWH_TODAY": TODAY}
+    env.pop("DAGSTER_HOME", None)
+    subprocess.run([str(ROOT / ".venv/bin/adwh"), "demo"], env=env, check=True, cwd=ROOT)
+
+
+@contextmanager
+def dagster_dev(home: Path):
+    """`dagster dev` from the repository root, in its own process group (it ignores SIGINT
+    when started in the background; the group is stopped with SIGTERM)."""
+    env = {**os.environ, "ADWH_HOME": str(home), "ADWH_TODAY": TODAY}
+    env.pop("DAGSTER_HOME", None)
+    log = open(home / "dagster-dev.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [str(ROOT / ".venv/bin/dagster"), "dev", "-p", str(PORT)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{PORT}/server_info", timeout=2).is_success:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        else:
+            raise RuntimeError(f"dagster dev did not start; see {home / 'dagster-dev.log'}")
+        yield f"http://127.0.0.1:{PORT}"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
+        log.close()
+
+
+def capture(page: Page, url: str, must_show: list[str], name: str) -> Path:
+    page.goto(url)
+    for text in must_show:
+        page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)  # let the graph finish laying out
+    path = IMAGES / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def main() -> int:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="adwh-screens-"))
+    try:
+        run_demo(home)
+        with dagster_dev(home) as base, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+            page = browser.new_page(viewport=VIEWPORT)
+            shots = [
+                capture(page, f"{base}/asset-groups", ["campaign_metrics", "mart_"], "graph"),
+                capture(
+                    page,
+                    f"{base}/assets/campaign_metrics",
+                    ["Columns", "economics", "Latest materialization"],
+                    "asset",
+                ),
+                capture(page, f"{base}/assets/campaign_metrics?view=checks", ["contract"], "check"),
+            ]
+            browser.close()
+        for shot in shots:
+            print(shot.relative_to(ROOT))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Dagster's instance under `$ADWH_HOME/dagster`, shared by `adwh` and `dagster dev`.
+
+Every run a user makes (`adwh run`, `adwh rebuild`, the schedule, a backfill from the UI) is
+recorded in one instance, so the UI shows what the CLI did. The repository's `dagster.yaml`
+names the classes below; each resolves its folder from `ADWH_HOME` when it is loaded, so
+`dagster dev` started from the repository root and `adwh` started anywhere agree on where the
+history lives, whatever `ADWH_HOME` is, and nothing lands in the source tree.
+
+The event log is one SQLite database whose connections are pooled. Dagster's default opens a
+new engine, connection and transaction for every event (~12 ms each here), and a range run
+records one materialization per table and partition: thousands for a year. Pooled, an event
+costs ~4 ms (bench/RESULTS.md), so the record stays and its cost goes.
+"""
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from pathlib import Path
+
+import dagster as dg
+import sqlalchemy
+from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
+from dagster._core.storage.local_compute_log_manager import LocalComputeLogManager
+from dagster._core.storage.root import LocalArtifactStorage
+from dagster._core.storage.runs import SqliteRunStorage
+from dagster._core.storage.schedules import SqliteScheduleStorage
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+from dagster._serdes import ConfigurableClassData
+
+from pipelines.settings import HomeSettings
+
+# The repository's instance configuration, also used by `adwh` started elsewhere.
+CONFIG_DIR = Path(__file__).parent
+SQLITE_BUSY_TIMEOUT_SECONDS = 30
+
+
+def dagster_dir() -> Path:
+    """`$ADWH_HOME/dagster`, absolute: run workers may start in another folder."""
+    return (HomeSettings().home / "dagster").resolve()
+
+
+class PooledSqliteEventLogStorage(ConsolidatedSqliteEventLogStorage):
+    """Dagster's single-database SQLite event log, with one engine and a connection pool.
+
+    WAL lets `dagster dev` read while a run writes; `synchronous=NORMAL` in WAL mode loses no
+    committed event on a process crash (only, at worst, the last ones on a power cut)."""
+
+    @cached_property
+    def _engine(self) -> sqlalchemy.Engine:
+        engine = sqlalchemy.create_engine(
+            self._conn_string, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS}
+        )
+
+        @sqlalchemy.event.listens_for(engine, "connect")
+        def _tune(connection, _record) -> None:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+
+        return engine
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlalchemy.Connection]:
+        with self._engine.connect() as connection, connection.begin():
+            yield connection
+
+    def dispose(self) -> None:
+        super().dispose()
+        if "_engine" in self.__dict__:
+            self._engine.dispose()
+
+
+class HomeStorage(DagsterSqliteStorage):
+    """Runs, events and schedules under `$ADWH_HOME/dagster` (or `base_dir` if given)."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        self.base_dir = base_dir
+        self._run_storage = SqliteRunStorage.from_local(os.path.join(base_dir, "runs"))
+        self._event_log_storage = PooledSqliteEventLogStorage(os.path.join(base_dir, "events"))
+        self._schedule_storage = SqliteScheduleStorage.from_local(
+            os.path.join(base_dir, "schedules")
+        )
+        self._inst_data = inst_data
+        super(DagsterSqliteStorage, self).__init__()
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {"base_dir": dg.Field(dg.StringSource, is_required=False)}
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData, config_value: dict):
+        return cls.from_local(config_value.get("base_dir") or str(dagster_dir()), inst_data)
+
+    @property
+    def event_storage_data(self) -> ConfigurableClassData | None:
+        return None
+
+    @property
+    def run_storage_data(self) -> ConfigurableClassData | None:
+        return None
+
+    @property
+    def schedule_storage_data(self) -> ConfigurableClassData | None:
+        return None
+
+
+class HomeArtifactStorage(LocalArtifactStorage):
+    """Dagster's local artifacts under `$ADWH_HOME/dagster`."""
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict):
+        return LocalArtifactStorage(str(dagster_dir()), inst_data=inst_data)
+
+
+class HomeComputeLogManager(LocalComputeLogManager):
+    """Each step's stdout and stderr under `$ADWH_HOME/dagster/logs`."""
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {}
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None, config_value: dict):
+        return LocalComputeLogManager(str(dagster_dir() / "logs"), inst_data=inst_data)
+
+
+@contextmanager
+def open_instance() -> Iterator[dg.DagsterInstance]:
+    """The instance `dagster dev` reads: `$DAGSTER_HOME` when the user set one, else the
+    repository's configuration with its storage under `$ADWH_HOME/dagster`."""
+    if os.environ.get("DAGSTER_HOME"):
+        with dg.DagsterInstance.get() as instance:
+            yield instance
+        return
+    from dagster._core.instance.ref import InstanceRef
+
+    home = dagster_dir()
+    home.mkdir(parents=True, exist_ok=True)
+    ref = InstanceRef.from_dir(str(home), config_dir=str(CONFIG_DIR))
+    with dg.DagsterInstance.from_ref(ref) as instance:
+        yield instance

@@ -1,0 +1,141 @@
+"""Dagster records every run a user makes, where `dagster dev` reads it.
+
+`adwh run` and `adwh rebuild` write to the instance under `$ADWH_HOME/dagster`; the UI, started
+from the repository root with no DAGSTER_HOME, opens the same storage. Each partition's
+materialization carries its own rows; a run that changes tables without the warehouse gets
+the warehouse rebuilt by the automation sensor.
+"""
+
+import shutil
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster._core.instance.ref import InstanceRef
+
+from pipelines.cli import main
+from pipelines.definitions import defs
+from tests.conftest import TODAY
+
+ROOT = Path(__file__).resolve().parents[1]
+SPAN = ("2026-11-18", "2026-11-20")
+
+
+def ui_instance(tmp_path: Path) -> dg.DagsterInstance:
+    """The instance `dagster dev` opens from the repository root without DAGSTER_HOME: a
+    temporary home, the repository's dagster.yaml."""
+    scratch = tmp_path / ".tmp_dagster_home_ui"
+    scratch.mkdir()
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(scratch), config_dir=str(ROOT)))
+
+
+@pytest.fixture
+def ran(home: Path, embedded) -> Path:
+    assert main(["run", "--start", SPAN[0], "--end", SPAN[1]]) == 0
+    return home
+
+
+def materializations(instance: dg.DagsterInstance, table: str) -> list[dg.EventLogRecord]:
+    return list(instance.fetch_materializations(dg.AssetKey(table), limit=1000).records)
+
+
+def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, tmp_path):
+    with ui_instance(tmp_path) as instance:
+        runs = instance.get_runs()
+        assert [run.tags["adwh/command"] for run in runs] == ["run"]
+        assert runs[0].is_success
+        partitions = instance.get_materialized_partitions(dg.AssetKey("campaign_metrics"))
+        assert partitions == set(SPAN) | {"2026-11-19"}
+        contract = dg.AssetCheckKey(dg.AssetKey("campaign_metrics"), "contract")
+        (latest,) = instance.event_log_storage.get_asset_check_execution_history(contract, 1)
+        assert latest.status.value == "SUCCEEDED"
+        assert materializations(instance, "warehouse_duckdb")
+        assert materializations(instance, "campaigns")[0].asset_materialization.metadata["rows"]
+    assert (ran / "dagster" / "events" / "event_log.db").exists()
+    assert not list((tmp_path / ".tmp_dagster_home_ui").rglob("*.db"))  # nothing in Dagster's
+
+
+def test_each_partition_reports_its_own_rows(ran, tmp_path):
+    with duckdb.connect(str(ran / "warehouse.duckdb"), read_only=True) as con:
+        counted = dict(
+            con.sql(
+                "SELECT strftime(date, '%Y-%m-%d'), count(*) FROM campaign_metrics GROUP BY 1"
+            ).fetchall()
+        )
+    with ui_instance(tmp_path) as instance:
+        reported = {
+            record.partition_key: record.asset_materialization.metadata["rows"].value
+            for record in materializations(instance, "campaign_metrics")
+        }
+    assert reported == counted
+    assert len(set(reported.values())) > 1  # the sandbox's days differ: not the run's total
+
+
+def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing(ran, embedded, tmp_path):
+    embedded.requests.clear()
+    assert main(["rebuild", "--start", SPAN[0], "--end", SPAN[1]]) == 0
+    assert embedded.requests == []
+    with ui_instance(tmp_path) as instance:
+        commands = sorted(run.tags["adwh/command"] for run in instance.get_runs())
+        assert commands == ["rebuild", "run"]
+        rebuild = next(r for r in instance.get_runs() if r.tags["adwh/command"] == "rebuild")
+        assert rebuild.job_name == "daily" and rebuild.is_success
+
+
+def test_rebuilding_the_range_a_run_extracted_gives_that_runs_warehouse(
+    home, embedded, monkeypatch
+):
+    """The run's current-state tables were fetched on its reference date (after the range);
+    a rebuild of the same range from raw alone takes them from that fetch, not from nothing."""
+    assert main(["run", "--start", "2026-11-10", "--end", "2026-11-12"]) == 0
+    before = table_counts(home)
+    shutil.rmtree(home / "lake")
+    (home / "warehouse.duckdb").unlink()
+    monkeypatch.setenv("ADWH_TODAY", "2026-11-26")  # rebuilt a few days later
+    assert main(["rebuild", "--start", "2026-11-10", "--end", "2026-11-12"]) == 0
+    assert table_counts(home) == before
+    assert before["campaigns"] > 0 and before["mart_cluster_daily"] > 0
+
+
+def table_counts(home: Path) -> dict[str, int]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        names = [
+            row[0] for row in con.sql("SELECT table_name FROM information_schema.tables").fetchall()
+        ]
+        return {n: con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
+
+
+def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_by_the_sensor(home, embedded):
+    """As a UI backfill of the daily tables does: the automation sensor, on by default,
+    requests the warehouse once the tables changed, and not after a full run."""
+    assert defs.resolve_sensor_def("warehouse_refresh").default_status.value == "RUNNING"
+    tables = defs.resolve_job_def("daily")
+    with dg.instance_for_test() as instance:
+        first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        full = tables.execute_in_process(
+            instance=instance, partition_key="2026-11-20", raise_on_error=True
+        )
+        assert full.success
+        after_full = dg.evaluate_automation_conditions(
+            defs=defs, instance=instance, cursor=first.cursor
+        )
+        assert after_full.total_requested == 0
+        metrics_only = tables.execute_in_process(
+            instance=instance,
+            partition_key="2026-11-21",
+            asset_selection=[dg.AssetKey("campaign_metrics")],
+        )
+        assert metrics_only.success
+        after_tables = dg.evaluate_automation_conditions(
+            defs=defs, instance=instance, cursor=after_full.cursor
+        )
+        assert after_tables.get_num_requested(dg.AssetKey("warehouse_duckdb")) == 1
+
+
+def test_the_schedule_is_off_after_set_up_and_names_how_to_start_it():
+    schedule = defs.resolve_schedule_def("daily_schedule")
+    assert schedule.default_status is dg.DefaultScheduleStatus.STOPPED
+    assert "dagster schedule start daily_schedule" in schedule.description
+    assert date.fromisoformat(SPAN[1]) < TODAY

@@ -1,0 +1,60 @@
+"""What each column means, in words an analyst reads: derived from the schema registry.
+
+The registry knows each column's service field, kind, enumeration and whether it may be null;
+this turns that into one sentence per column, shown in the Dagster UI's column schema (and
+anywhere else a column is documented), so the words cannot drift from the types.
+"""
+
+from warehouse.schemas import DUCKDB_TYPES, Column, Kind, TableSchema
+
+# Columns the warehouse adds or derives, which no service field explains.
+OWN_COLUMNS = {
+    "account_id": "The account the row was extracted for (agency keys reach several).",
+    "_extracted_at": "When the row was fetched from the service (UTC).",
+    "economics_status": "`available` where the economics block was reported; `pending` where it "
+    "is null and the date is under 72 hours before the run's reference date (it may still "
+    "arrive); `missing` where it is null and older.",
+    "campaign": "The campaign whose optimization history this is (from the request path).",
+    "cluster": "The cluster the row belongs to.",
+    "polarity": "`positive` or `negative`: which keyword list of the cluster it came from.",
+}
+
+KIND_WORDS = {
+    Kind.ID: "identifier",
+    Kind.MONEY: "exact decimal in the row's currency, never converted",
+    Kind.RATIO: "a fraction; null when its denominator is zero",
+    Kind.COUNT: "a count; null means not reported, 0 a real zero",
+    Kind.NUMBER: "a number",
+    Kind.TIMESTAMP: "UTC timestamp",
+    Kind.JSON: "JSON, as the service sent it",
+    Kind.STRINGS: "list of strings",
+    Kind.NULL: "sent by the service, so far only as null",
+}
+
+
+def describe(column: Column, schema: TableSchema) -> str:
+    """One sentence: where the value comes from, what kind it is, which values it takes."""
+    if column.name == "date":
+        words = {
+            "daily_fact": "The day the figures are for (partition key of the lake).",
+            "dated": "The day of the record (partition key of the lake).",
+            "snapshot": "The day of the snapshot the row comes from.",
+        }
+        return words[schema.layout.value]
+    parts = []
+    if column.source:
+        parts.append(f"Service field `{'.'.join(column.source)}`.")
+    elif column.name in OWN_COLUMNS:
+        parts.append(OWN_COLUMNS[column.name])
+    if column.kind in KIND_WORDS:
+        parts.append(KIND_WORDS[column.kind].capitalize() + ".")
+    if column.enum and column.source:
+        parts.append(f"Values the spec names: {', '.join(column.enum)}.")
+    if column.name in schema.natural_key:
+        parts.append("Part of the natural key.")
+    return " ".join(parts)
+
+
+def column_types(schema: TableSchema) -> list[tuple[str, str, str]]:
+    """(name, DuckDB type, description) for every column of `schema`, in order."""
+    return [(c.name, DUCKDB_TYPES[c.kind], describe(c, schema)) for c in schema.columns]
