@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
@@ -69,8 +70,18 @@ def dagster_dev(home: Path):
 
 def capture(page: Page, url: str, must_show: list[str], name: str) -> Path:
     page.goto(url)
-    for text in must_show:
-        page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
+    skip = page.get_by_role("button", name="Skip")  # the first visit's newsletter prompt
+    try:
+        skip.wait_for(timeout=5_000)
+        skip.click()
+    except PlaywrightTimeout:
+        pass
+    try:
+        for text in must_show:
+            page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(IMAGES / f"{name}-failed.png"))
+        raise
     page.wait_for_timeout(1500)  # let the graph finish laying out
     path = IMAGES / f"{name}.png"
     page.screenshot(path=str(path))
@@ -86,11 +97,16 @@ def main() -> int:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
             page = browser.new_page(viewport=VIEWPORT)
             shots = [
-                capture(page, f"{base}/asset-groups", ["campaign_metrics", "mart_"], "graph"),
+                capture(
+                    page,
+                    f"{base}/assets/warehouse_duckdb?view=lineage&lineageScope=upstream",
+                    ["campaign_metrics", "warehouse_duckdb"],
+                    "graph",
+                ),
                 capture(
                     page,
                     f"{base}/assets/campaign_metrics",
-                    ["Columns", "economics", "Latest materialization"],
+                    ["Columns", "impressions"],
                     "asset",
                 ),
                 capture(page, f"{base}/assets/campaign_metrics?view=checks", ["contract"], "check"),
