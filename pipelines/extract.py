@@ -36,9 +36,11 @@ from warehouse.raw import RawStore
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import Layout, TableSchema
 from warehouse.secrets import pseudonym_key
+from warehouse.spec import STRICTEST_DAILY_WINDOW_DAYS
 from warehouse.spool import Spool
 
-WINDOW_DAYS = 31
+# One window at a time: the strictest daily cap the spec states (warehouse/spec.py).
+WINDOW_DAYS = STRICTEST_DAILY_WINDOW_DAYS
 BATCH_ROWS = 5_000  # rows typed at once: enough to amortise typing; as dicts, ~20 MB
 PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str, Page]]]
 

@@ -6,13 +6,14 @@ from pathlib import Path
 import dagster as dg
 
 from warehouse.lake import Lake
+from warehouse.spec import ECONOMICS_LAG_DAYS, STRICTEST_DAILY_WINDOW_DAYS
 
 FIRST_PARTITION = "2024-01-01"
-# Seller economics arrive 48-72 hours late: the daily run re-fetches the trailing days that
-# can still change, so `pending` rows become `available` without a backfill.
-LOOKBACK_DAYS = 3
+# Seller economics arrive 48-72 hours late (spec 2.9): the daily run re-fetches the trailing
+# days that can still change, so `pending` rows become `available` without a backfill.
+LOOKBACK_DAYS = ECONOMICS_LAG_DAYS
 # The strictest daily window the spec names (target metrics): a backfill run never spans more.
-BACKFILL_DAYS_PER_RUN = 31
+BACKFILL_DAYS_PER_RUN = STRICTEST_DAILY_WINDOW_DAYS
 
 daily_partitions = dg.DailyPartitionsDefinition(start_date=FIRST_PARTITION, timezone="UTC")
 backfill_policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=BACKFILL_DAYS_PER_RUN)

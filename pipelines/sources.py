@@ -10,9 +10,7 @@ from pipelines.extract import Context, Output, Source
 from pipelines.streams import cursor_list, daily_metrics, optimization_history
 from transforms.meaning import economics_status
 from warehouse import schemas as s
-
-HISTORY_RETENTION_DAYS = 90
-CHANGE_LOG_RETENTION_DAYS = 365
+from warehouse.spec import CHANGE_LOG_RETENTION_DAYS, HISTORY_RETENTION_DAYS
 
 
 def metrics(schema: s.TableSchema, output: Output | None = None) -> Source:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sandbox.reference import COUNTRY_BY_ID, amount, ordinal, stamp
+from warehouse.spec import AD_PRODUCTS, TARGET_LOOKBACK_DAYS
 
 if TYPE_CHECKING:
     from sandbox.world import Account
 
-AD_PRODUCTS = ("SP", "SB", "SD")
 SP, SB, SD = range(3)
 STATES = ("ENABLED", "PAUSED", "ARCHIVED")
 ENABLED, PAUSED, ARCHIVED = range(3)
@@ -62,7 +62,6 @@ CATEGORIES = (
 )
 _KEYWORD_MATCH = ("BROAD", "PHRASE", "EXACT")
 _NEGATIVE_MATCH = ("NEGATIVE_EXACT", "NEGATIVE_PHRASE")
-_LOOKBACKS = (7, 14, 30, 60, 90, 180, 365)
 
 
 def phrase(bits: int, words: int = 2) -> str:
@@ -235,7 +234,10 @@ def _definition(ad_product: int, kind: int, negative: bool, bits: int) -> dict:
         )
         expression = fields["themeMatchType"]
     elif TARGET_TYPES[kind] == "PRODUCT_AUDIENCE":
-        event, lookback = ("PURCHASE", "VIEW")[pick % 2], _LOOKBACKS[pick % len(_LOOKBACKS)]
+        event, lookback = (
+            ("PURCHASE", "VIEW")[pick % 2],
+            TARGET_LOOKBACK_DAYS[pick % len(TARGET_LOOKBACK_DAYS)],
+        )
         fields.update(asin=competitor_asin(bits), event=event, lookback=lookback)
         expression = f'{event.lower()}s asin="{fields["asin"]}" lookback={lookback}'
     else:

@@ -34,6 +34,7 @@ from sandbox.optimizer import (
     managed_campaigns,
 )
 from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
+from warehouse.spec import CHANGE_LOG_RETENTION_DAYS
 
 if TYPE_CHECKING:
     from sandbox.world import Account
@@ -84,7 +85,6 @@ _GRANT_AT = _KEYS_AT + API_KEYS
 _PROCESSES_AT = _GRANT_AT + 1
 _WORKFLOWS_AT = _PROCESSES_AT + len(PROCESSES)
 CHANGES_PER_CAMPAIGN = 10  # changes by people and programs over the year, per campaign
-RETENTION_DAYS = 365
 SHARE_FAILED = 0.06
 _MASK = 2**48 - 1
 _MULTIPLIERS = (0x5DEECE66D, 0xBF58476D1CE5)  # odd, so invertible modulo 2**48
@@ -251,7 +251,7 @@ def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
     u = account.columns("change-log", 9, size)
     u_day, u_second, u_type, u_pick, u_field, u_source, u_actor, u_fail, u_value = u
     last = ordinal(account.reference) - 1
-    day = last - (u_day * RETENTION_DAYS).astype(np.int64)
+    day = last - (u_day * CHANGE_LOG_RETENTION_DAYS).astype(np.int64)
     entity_type = np.select(
         [u_type < 0.4, u_type < 0.6, u_type < 0.9], [CAMPAIGN, ADGROUP, TARGET], PRODUCT_AD
     )

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING
 from sandbox.errors import bad_param
 from sandbox.params import Query
 from sandbox.reference import COUNTRY_BY_ID, Country
+from warehouse.spec import EXPAND_DEPTH
 
 if TYPE_CHECKING:
     from sandbox.world import Account
 
-MAX_DEPTH = 4  # spec 8: `expand` nesting
 Tree = dict[str, "Tree"]
 
 # Related field → the account's list holding the records it names ("countries" is reference data).
@@ -79,8 +79,8 @@ def expand_tree(query: Query) -> Tree:
     tree: Tree = {}
     for path in query.all("expand"):
         names = path.split(".")
-        if len(names) > MAX_DEPTH:
-            raise bad_param("expand", f"expand nests at most {MAX_DEPTH} levels; got {path!r}.")
+        if len(names) > EXPAND_DEPTH:
+            raise bad_param("expand", f"expand nests at most {EXPAND_DEPTH} levels; got {path!r}.")
         if not all(names):
             raise bad_param("expand", f"expand must be names separated by dots; got {path!r}.")
         node = tree

@@ -6,8 +6,8 @@ import numpy as np
 
 from sandbox.errors import bad_param
 from sandbox.params import Query
+from warehouse.spec import CURSOR_LIMIT
 
-CURSOR_LIMIT = (1, 100, 20)
 COUNT_GIVES_UP_ABOVE = 20_000
 _FILTERS = (
     "connection",

@@ -25,12 +25,13 @@ import numpy as np
 from sandbox.advertising import ARCHIVED
 from sandbox.hashing import hash_grid, make_id, uniform
 from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
+from warehouse.spec import OPTIMIZER_RUNS_AT_UTC
 
 if TYPE_CHECKING:
     from sandbox.world import Account
 
 WORKFLOWS = 3  # workflow definitions of each account; workflow 0 selects campaigns itself
-NIGHT = 3 * 3600  # the nightly run starts at 03:00 UTC
+NIGHT = OPTIMIZER_RUNS_AT_UTC.hour * 3600  # seconds into the day of the nightly run
 CHANGE_TYPES = (
     "bid",
     "harvested_keyword",

@@ -7,8 +7,6 @@ but it is labelled with the calendar period's start, as the service does.
 from collections.abc import Iterator
 from datetime import date, timedelta
 
-GRANULARITIES = ("total", "daily", "weekly", "monthly", "quarterly", "yearly")
-
 
 def period_start(day: date, granularity: str) -> date:
     if granularity == "daily":

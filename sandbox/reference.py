@@ -10,6 +10,7 @@ from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 
 from sandbox.hashing import make_id
+from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Country:
     @property
     def exponent(self) -> int:
         """Digits after the decimal point in this currency's amounts (JPY has none)."""
-        return 0 if self.currency == "JPY" else 2
+        return CURRENCY_DIGITS.get(self.currency, DEFAULT_CURRENCY_DIGITS)
 
 
 COUNTRIES = (

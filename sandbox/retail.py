@@ -34,9 +34,9 @@ from sandbox.metrics import (
     share,
 )
 from sandbox.reference import from_ordinal, money
+from warehouse.spec import ECONOMICS_LAG_DAYS  # day D's economics exist from D + 3
 
 STORAGE_DAY = 7  # day of the month storage fees are booked on
-ECONOMICS_LAG_DAYS = 3  # economics of day D exist once the reference date is D + 3 or later
 SHARE_NO_SALE = 0.3
 SHARE_NO_TRAFFIC = 0.15
 SHARE_NO_ECONOMICS = 0.03

@@ -125,11 +125,22 @@ from sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, Window, metr
 from sandbox.optimizer import ENTITY_TYPES
 from sandbox.ordering import order_by, sorted_sections
 from sandbox.params import Query
-from sandbox.periods import GRANULARITIES, periods
+from sandbox.periods import periods
 from sandbox.populations import BUILDERS, PRODUCT_RESOURCES
 from sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
 from sandbox.variants import Variant
 from sandbox.world import PRESETS, Account
+from warehouse.spec import (
+    AD_PRODUCTS,
+    CLUSTER_MEMBERSHIP_LIMIT,
+    GRANULARITIES,
+    HISTORY_LIMIT,
+    HISTORY_WINDOW_DAYS,
+    ID_PATTERN,
+    METRICS_LIMIT,
+    OFFSET_MAX,
+    TARGET_METRICS_CAPS,
+)
 
 READ_SCOPES = frozenset(
     {
@@ -152,14 +163,8 @@ METRICS_SCOPES = {
     "seller-product-metrics": CATALOG,
     "vendor-product-metrics": CATALOG,
 }
-AD_PRODUCTS = ("SP", "SB", "SD")
 AD_PRODUCTS_OF = {"product-ad-metrics": ("SP", "SD")}  # SB has no product ads
-METRICS_LIMIT = (1, 1000, 100)
-HISTORY_LIMIT = (1, 500, 100)
-HISTORY_WINDOW_DAYS = 90
-MAX_OFFSET = 9007199254740991
-CLUSTER_MEMBERSHIP_LIMIT = 2000
-ID = re.compile(r"^[a-f0-9]{24}$")
+ID = re.compile(ID_PATTERN)
 ASIN = re.compile(r"^[A-Z0-9]{10}$")
 Detail = Callable[[Account, int, list[str]], dict]
 
@@ -168,8 +173,8 @@ def window_cap(resource: str, granularity: str) -> int:
     """The longest window (days, both ends included) the sandbox accepts."""
     strict = resource in ("target-metrics", "search-term-metrics")
     if granularity == "daily":
-        return 31 if strict else 92
-    return 93 if strict else 366
+        return TARGET_METRICS_CAPS["daily"] if strict else 92
+    return TARGET_METRICS_CAPS["total"] if strict else 366
 
 
 @dataclass(frozen=True)
@@ -519,7 +524,7 @@ class SandboxService:
         start, end = history_window(q, self.reference)
         low, high, default = HISTORY_LIMIT
         limit = q.integer("limit", default, low, high)
-        offset = q.integer("offset", 0, 0, MAX_OFFSET)
+        offset = q.integer("offset", 0, 0, OFFSET_MAX)
         descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
         history = account.optimizer.history(account, campaign, ordinal(start), ordinal(end))
         rows = sorted(
@@ -570,7 +575,7 @@ class SandboxService:
             start, end, granularity = metrics_window(q, resource)
             low, high, default = METRICS_LIMIT
             limit = q.integer("limit", default, low, high)
-            offset = q.integer("offset", 0, 0, MAX_OFFSET)
+            offset = q.integer("offset", 0, 0, OFFSET_MAX)
             descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
             sort = order_by(q, resource, descending)  # spec 4.2; None keeps the default order
             pop = self._population(ctx.account.index, resource)

@@ -36,7 +36,6 @@ from sandbox.errors import ApiError, not_found
 from sandbox.faults import NO_FAULTS, RETRY_AFTER_FORMS, FaultPlan
 from sandbox.hashing import scalar, unit
 from sandbox.params import Query
-from sandbox.periods import GRANULARITIES
 from sandbox.populations import BUILDERS
 from sandbox.reference import COUNTRY_BY_CODE, MORE_COUNTRIES, Country
 from sandbox.variant_money import dumps, mark_record, money_keys
@@ -55,11 +54,12 @@ from sandbox.variant_records import (
     snake,
 )
 from sandbox.world import Account
+from warehouse.spec import GRANULARITIES, HISTORY_WINDOW_DAYS, TARGET_METRICS_CAPS
 
 METRICS_RESOURCES = tuple(BUILDERS)
 STRICT = ("target-metrics", "search-term-metrics")  # spec 8: "stricter"
-PINNED_CAPS = {"target-metrics": (31, 93)}  # spec 8: (daily, other granularities)
-HISTORY_CAP = 90  # spec 4.7 and 8
+PINNED_CAPS = {"target-metrics": (TARGET_METRICS_CAPS["daily"], TARGET_METRICS_CAPS["total"])}
+HISTORY_CAP = HISTORY_WINDOW_DAYS
 CAP_CHOICES = ((14, 30, 45, 60, 62), (90, 120, 180, 365, 366))  # daily, other
 STRICT_CAP_CHOICES = ((7, 14, 31), (62, 93))
 CAP_WORDINGS = (

@@ -26,6 +26,7 @@ from pipelines.client.windows import WindowCaps, split
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, direct, make_client
+from warehouse.spec import METRICS_LIMIT, TARGET_METRICS_CAPS
 
 
 def run(coro):
@@ -330,3 +331,23 @@ def test_a_400_cut_short_is_asked_again_and_its_cap_still_learned(sandbox):
     assert caps.cap("campaign-metrics", "daily") == 92
     assert len([r for r in sandbox.requests if r.status == 400]) >= 2  # one came cut short
     assert {w for w, _ in pages} == set(split(date(2026, 1, 1), date(2026, 10, 31), 92))
+
+
+def test_the_specs_caps_and_page_sizes_are_used_before_any_400(sandbox):
+    """Spec 4.2, 4.5 and 8: target metrics take daily windows of at most 31 days and metrics
+    pages of up to 1000 rows; the client asks for exactly that and is never refused."""
+    caps = WindowCaps()
+
+    async def go():
+        async with make_client(sandbox) as client:
+            return await collect(
+                windowed_pages(client, caps, "target-metrics", date(2026, 8, 1), date(2026, 10, 31))
+            )
+
+    run(go())
+    asked = [dict(r.query) for r in sandbox.requests if r.path == "/v1/target-metrics"]
+    assert asked and all(r.status == 200 for r in sandbox.requests)
+    for query in asked:
+        first, last = date.fromisoformat(query["start_date"]), date.fromisoformat(query["end_date"])
+        assert (last - first).days + 1 <= TARGET_METRICS_CAPS["daily"]
+        assert int(query["limit"]) == METRICS_LIMIT[1]

@@ -11,6 +11,8 @@ from datetime import date
 
 import polars as pl
 
+from warehouse.spec import ECONOMICS_LAG_DAYS
+
 ECONOMICS_FIELDS = (
     "referral_fee",
     "fba_fulfilment_fee",
@@ -23,7 +25,6 @@ ECONOMICS_FIELDS = (
     "net_units",
     "refunded_units",
 )
-ECONOMICS_LAG_DAYS = 3  # 72 hours: the economics block arrives 48-72 hours late
 # An address inside JSON text: the characters RFC 5322 lets a local part hold (a JSON string
 # escapes `"` and `\`, so a match never runs past the string that holds it), a dotted domain
 # whose last label starts with a letter (`.com`, `.xn--…`).

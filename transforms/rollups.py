@@ -29,16 +29,11 @@ import polars as pl
 
 from transforms.meaning import ECONOMICS_FIELDS, safe_ratio
 from warehouse.schemas import MONEY_PRECISION, MONEY_SCALE
+from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 GRAINS = ("daily", "weekly", "monthly", "quarterly", "yearly", "total")
 _EVERY = {"daily": "1d", "weekly": "1w", "monthly": "1mo", "quarterly": "1q", "yearly": "1y"}
 
-# ISO 4217 minor-unit digits where they are not 2 (the marketplaces' currencies are 2 but JPY).
-CURRENCY_DIGITS: dict[str, int] = {
-    **dict.fromkeys(("JPY", "KRW", "CLP", "ISK", "VND", "UGX", "PYG", "XAF", "XOF"), 0),
-    **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
-}
-DEFAULT_DIGITS = 2
 
 ADVERTISING_SUMS = (
     "impressions",
@@ -145,7 +140,9 @@ def reported_sum(column: str | pl.Expr, name: str | None = None) -> pl.Expr:
 
 def currency_digits(currency: pl.Expr) -> pl.Expr:
     """Digits after the decimal point of the currency's amounts (JPY 0, most 2)."""
-    return currency.replace_strict(CURRENCY_DIGITS, default=DEFAULT_DIGITS, return_dtype=pl.Int64)
+    return currency.replace_strict(
+        CURRENCY_DIGITS, default=DEFAULT_CURRENCY_DIGITS, return_dtype=pl.Int64
+    )
 
 
 def money_ratio(numerator: pl.Expr, denominator: pl.Expr, currency: pl.Expr) -> pl.Expr:

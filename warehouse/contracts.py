@@ -9,24 +9,8 @@ import pandera.polars as pa
 import polars as pl
 
 from warehouse.schemas import ACCOUNT_ID, POLARS_TYPES, Kind, TableSchema
+from warehouse.spec import CURRENCY_PATTERN, ID_PATTERN, ISO_4217
 
-ID_PATTERN = r"^[a-f0-9]{24}$"
-CURRENCY_PATTERN = r"^[A-Z]{3}$"
-# ISO 4217 currencies in use (2025), without the test and "no currency" codes (XTS, XXX): a
-# well-formed but unknown code is as wrong as a malformed one, and money must never be kept in
-# a currency no one can name.
-ISO_4217 = frozenset(
-    """
-    AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD BTN
-    BWP BYN BZD CAD CDF CHE CHF CHW CLF CLP CNY COP COU CRC CUC CUP CVE CZK DJF DKK DOP DZD EGP
-    ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK
-    JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK
-    MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN
-    PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB
-    TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG
-    XAU XBA XBB XBC XBD XCD XCG XDR XOF XPD XPF XPT XSU XUA YER ZAR ZMW ZWG ZWL
-    """.split()  # noqa: SIM905 - a table to read, not a list to edit
-)
 NON_NEGATIVE_MONEY = ("cost", "sales", "cpc", "new_to_brand_sales")
 
 

@@ -10,6 +10,8 @@ from enum import StrEnum
 
 import polars as pl
 
+from warehouse.spec import AD_PRODUCTS
+
 MONEY_PRECISION, MONEY_SCALE = 18, 4
 
 
@@ -153,7 +155,6 @@ class TableSchema:
 ACCOUNT_ID = Column("account_id", Kind.ID, (), required=True)
 EXTRACTED_AT = Column("_extracted_at", Kind.TIMESTAMP, (), required=True)
 SNAPSHOT_DATE = Column("date", Kind.DATE, ())
-AD_PRODUCTS = ("SP", "SB", "SD")
 STATES = ("ENABLED", "PAUSED", "ARCHIVED", "OTHER")
 
 ADVERTISING_MEASURES = (

@@ -16,10 +16,12 @@ import orjson
 
 from pipelines.client.errors import PaginationError, describe
 from pipelines.client.http import Response, ServiceClient
+from warehouse.spec import CURSOR_LIMIT, HISTORY_LIMIT, METRICS_LIMIT
 
-CURSOR_PAGE = 100
-METRICS_PAGE = 1000
-HISTORY_PAGE = 500
+# The largest page each kind of list allows (spec 4.1, 4.2, 4.7): fewer requests, fewer credits.
+CURSOR_PAGE = CURSOR_LIMIT[1]
+METRICS_PAGE = METRICS_LIMIT[1]
+HISTORY_PAGE = HISTORY_LIMIT[1]
 MAX_OFFSET = 9007199254740991
 
 

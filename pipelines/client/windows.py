@@ -1,24 +1,21 @@
 """Date windows that respect the service's caps, known or learned.
 
-The spec names two caps (target metrics: 93 days total, 31 daily; optimization history: 90);
-the others are learned from the 400 that names them, remembered for the run, and never
-exceeded again. Windows are contiguous and inclusive, so splitting loses and doubles nothing.
+The spec names two caps (spec 4.5 and 8: target metrics 93 days total, 31 daily; 4.7: the
+optimization history 90), kept in `warehouse/spec.py`; the others are learned from the 400
+that names them (spec 7.2), remembered for the run, and never exceeded again. Windows are
+contiguous and inclusive, so splitting loses and doubles nothing.
 """
 
 from datetime import date, timedelta
 
-KNOWN_CAPS: dict[tuple[str, str], int] = {
-    ("target-metrics", "daily"): 31,
-    ("target-metrics", "total"): 93,
-    ("optimization-history", "total"): 90,
-}
+from warehouse.spec import KNOWN_WINDOW_CAPS
 
 
 class WindowCaps:
     """Caps per (resource, granularity): the spec's, plus those learned during this run."""
 
     def __init__(self) -> None:
-        self._caps = dict(KNOWN_CAPS)
+        self._caps = dict(KNOWN_WINDOW_CAPS)
 
     def cap(self, resource: str, granularity: str) -> int | None:
         return self._caps.get((resource, granularity))
