@@ -97,12 +97,7 @@ def main() -> int:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
             page = browser.new_page(viewport=VIEWPORT)
             shots = [
-                capture(
-                    page,
-                    f"{base}/assets/warehouse_duckdb?view=lineage&lineageScope=upstream",
-                    ["campaign_metrics", "warehouse_duckdb"],
-                    "graph",
-                ),
+                capture(page, f"{base}/asset-groups", ["metrics", "warehouse"], "graph"),
                 capture(
                     page,
                     f"{base}/assets/campaign_metrics",
