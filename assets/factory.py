@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from pipelines.extract import Source
 from pipelines.partitions import backfill_policy, daily_partitions
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.runner import (
@@ -20,6 +19,7 @@ from pipelines.runner import (
     materialize_sources,
     selected_sources,
 )
+from pipelines.sources.model import Source
 from warehouse.column_docs import column_types
 from warehouse.schemas import TableSchema
 

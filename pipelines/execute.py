@@ -12,7 +12,7 @@ from datetime import date
 import dagster as dg
 
 from pipelines.definitions import FAMILY_ASSETS, WAREHOUSE_ASSETS, defs
-from pipelines.extract import Destination
+from pipelines.destination import Destination
 from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
 from pipelines.settings import Settings

@@ -8,7 +8,7 @@ import dagster as dg
 import httpx
 
 from pipelines.client.http import RetryPolicy
-from pipelines.extract import Destination
+from pipelines.destination import Destination
 from pipelines.settings import DEFAULT_PRESET, Settings, load_settings
 
 

@@ -15,10 +15,12 @@ import dagster as dg
 from pydantic import Field
 
 from pipelines.client.stats import RunStats, counting
-from pipelines.extract import Outcomes, Source, extract_source, rebuild_source
+from pipelines.extract import extract_source, rebuild_source
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
+from pipelines.sources.model import Source
+from pipelines.stages.outcome import Outcomes
 
 CONTRACT_CHECK = "contract"
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pipelines.cli import main
 from pipelines.client.paging import Page
-from pipelines.extract import Context, Output
+from pipelines.sources.model import Context, Output
 from transforms.evolution import evolve, infer, kind_of, unknown_values, widen
 from warehouse.schemas import CAMPAIGN_METRICS, CAMPAIGNS, Kind
 

@@ -16,7 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pipelines.client.paging import Page
-from pipelines.extract import Context, Output
+from pipelines.sources.model import Context, Output
 from warehouse import schemas as s
 from warehouse.contracts import ContractError, validate
 

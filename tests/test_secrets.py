@@ -110,8 +110,8 @@ def test_a_rebuild_hides_addresses_an_earlier_version_landed_in_clear(home, embe
         before = con.sql("SELECT * EXCLUDE (_extracted_at) FROM advertising_changes ORDER BY id")
         before = before.fetchall()
     raw = RawStore(home / "raw")
-    (_, folder, _), *_ = raw.fetches("advertising_changes")
-    (page, path, params, _), *_ = raw.read(folder)
+    fetch, *_ = raw.fetches("advertising_changes")
+    (page, path, params, _), *_ = raw.read(fetch.folder)
     clear = direct(embedded, path, **params)
     raw.rewrite(page, path, params, clear.content)  # as an earlier version landed it
     assert e_mails_under(home)

@@ -118,6 +118,10 @@ class TableSchema:
     def polars_schema(self) -> dict[str, pl.DataType]:
         return {c.name: POLARS_TYPES[c.kind] for c in self.columns}
 
+    def concat(self, frames: list[pl.DataFrame]) -> pl.DataFrame:
+        """The frames as one; with none, an empty frame of this table's columns."""
+        return pl.concat(frames) if frames else pl.DataFrame(schema=self.polars_schema)
+
     @property
     def lake_partitions(self) -> tuple[str, ...]:
         return ("date", "currency") if self.layout is Layout.DAILY_FACT else ("date",)

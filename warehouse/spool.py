@@ -50,7 +50,7 @@ class Spool:
     def frame(self) -> pl.DataFrame:
         """Every spooled row (for snapshots, which are published whole)."""
         if not self.files:
-            return pl.DataFrame(schema=self.schema.polars_schema)
+            return self.schema.concat([])
         return self._scan().collect()
 
     def first_date_outside(self, days: list[date]) -> date | None:
@@ -64,7 +64,7 @@ class Spool:
         """The rows of `days`, a run of whole days (about `slice_rows` rows) at a time; days
         without rows are included, so that publishing them clears their old partitions."""
         if not self.files:
-            yield days, pl.DataFrame(schema=self.schema.polars_schema)
+            yield days, self.schema.concat([])
             return
         counts = dict(
             self._scan().filter(pl.col("date").is_in(days)).group_by("date").len().collect().rows()

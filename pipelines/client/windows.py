@@ -8,7 +8,13 @@ contiguous and inclusive, so splitting loses and doubles nothing.
 
 from datetime import date, timedelta
 
-from warehouse.spec import KNOWN_WINDOW_CAPS
+import polars as pl
+
+from warehouse.spec import KNOWN_WINDOW_CAPS, STRICTEST_DAILY_WINDOW_DAYS
+
+# Daily facts are extracted, spooled and published one window at a time, the strictest daily
+# cap the spec states: a failure late in a backfill keeps every window published before it.
+EXTRACT_WINDOW_DAYS = STRICTEST_DAILY_WINDOW_DAYS
 
 
 class WindowCaps:
@@ -38,3 +44,13 @@ def split(start: date, end: date, days: int | None) -> list[tuple[date, date]]:
         windows.append((first, last))
         first = last + timedelta(days=1)
     return windows
+
+
+def extract_windows(start: date, end: date) -> list[tuple[date, date]]:
+    """The windows a dated source is extracted and published in."""
+    return split(start, end, EXTRACT_WINDOW_DAYS)
+
+
+def days_of(start: date, end: date) -> list[date]:
+    """Every day of [start, end]."""
+    return pl.date_range(start, end, "1d", eager=True).to_list()

@@ -8,8 +8,9 @@ from pipelines.client.accounts import AccountRef
 from pipelines.client.errors import NotFoundError
 from pipelines.client.paging import HISTORY_PAGE, Page, cursor_pages, offset_pages
 from pipelines.client.windowed import windowed_pages
-from pipelines.extract import PageStream, days_of
+from pipelines.client.windows import days_of
 from pipelines.session import Session
+from pipelines.sources.model import PageStream
 
 
 def cursor_list(path: str, params: dict | None = None, dated: bool = False) -> PageStream:

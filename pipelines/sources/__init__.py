@@ -1,13 +1,14 @@
 """Every source the warehouse extracts, and the tables each one feeds.
 
-This is the one list that assets, the CLI and `adwh rebuild` are generated from.
+This is the one list that assets, the CLI and `adwh rebuild` are generated from; what a source
+is, is `model.py` beside it.
 """
 
 import polars as pl
 
 from pipelines.client.paging import Page
-from pipelines.extract import Context, Output, Source
-from pipelines.streams import cursor_list, daily_metrics, optimization_history
+from pipelines.sources.model import Context, Output, Source
+from pipelines.sources.streams import cursor_list, daily_metrics, optimization_history
 from transforms.meaning import economics_status
 from warehouse import schemas as s
 from warehouse.spec import CHANGE_LOG_RETENTION_DAYS, HISTORY_RETENTION_DAYS

@@ -1,0 +1,55 @@
+"""What extracting one table did: rows and partitions published, and what was held back."""
+
+from dataclasses import dataclass, field
+from datetime import date
+
+import polars as pl
+
+from pipelines.sources.model import Source
+
+
+@dataclass
+class TableOutcome:
+    table: str
+    rows: int = 0
+    partitions: int = 0
+    files: int = 0
+    schema_changes: list[str] = field(default_factory=list)
+    held_back: list[str] = field(default_factory=list)
+    held_days: set[date] = field(default_factory=set)  # partitions with a bad value
+    held_all: bool = False  # a bad value whose partition cannot be told
+    rows_by_day: dict[date, int] = field(default_factory=dict)  # published, per partition
+
+    def hold(self, day: date | None, message: str) -> None:
+        """Keep a partition's previous state: something in it cannot be published."""
+        self.held_back.append(message if day is None else f"{message} [partition {day}]")
+        if day is None:
+            self.held_all = True
+        else:
+            self.held_days.add(day)
+
+    def published(self, frame: pl.DataFrame) -> None:
+        """Count a published frame's rows, in all and per partition."""
+        self.rows += frame.height
+        for day, rows in frame.group_by("date").len().iter_rows():
+            self.rows_by_day[day] = self.rows_by_day.get(day, 0) + rows
+
+    def partition_metadata(self, day: date) -> dict[str, object]:
+        """What one partition of a run holds: its own rows, and whether it was held back."""
+        return {"rows": self.rows_by_day.get(day, 0), "held_back": int(day in self.held_days)}
+
+    def as_metadata(self) -> dict[str, object]:
+        return {
+            "rows": self.rows,
+            "partitions": self.partitions,
+            "lake_files": self.files,
+            "schema_changes": "; ".join(self.schema_changes) or "none",
+            "held_back": len(self.held_back),
+        }
+
+
+Outcomes = dict[str, TableOutcome]
+
+
+def new_outcomes(source: Source) -> Outcomes:
+    return {output.schema.name: TableOutcome(output.schema.name) for output in source.outputs}

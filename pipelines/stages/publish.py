@@ -1,0 +1,60 @@
+"""Publishing: a window's partitions that kept their contract, from the spools to the lake;
+the others keep what the lake held before."""
+
+from datetime import date
+
+import polars as pl
+
+from pipelines.destination import Destination
+from pipelines.sources.model import Source
+from pipelines.stages.check import keeping_contract, snapshot_keeps_contract
+from pipelines.stages.outcome import Outcomes, TableOutcome
+from pipelines.stages.typed import Spools
+from warehouse.spool import Spool
+
+
+def publish(
+    dest: Destination, source: Source, tables: Spools, days: list[date], outcomes: Outcomes
+) -> None:
+    """Publish each table of a window (a snapshot: of its one day)."""
+    for output in source.outputs:
+        spool = tables[output.schema.name]
+        outcome = outcomes[output.schema.name]
+        if source.dated:
+            publish_dated(dest, spool, days, outcome)
+        else:
+            publish_snapshot(dest, spool, days[0], outcome)
+
+
+def publish_dated(dest: Destination, spool: Spool, days: list[date], outcome: TableOutcome) -> None:
+    """Publish the partitions of `days` that keep their contract, a slice of days at a time."""
+    if outcome.held_all:
+        return
+    days = [day for day in days if day not in outcome.held_days]
+    if not days:
+        return
+    schema = spool.schema
+    outside = spool.first_date_outside(days)
+    if outside is not None:
+        outcome.held_back.append(
+            f"{schema.name} window {days[0]}..{days[-1]}: a row is dated "
+            f"{outside}, outside the requested window"
+        )
+    for slice_days, frame in spool.slices(days):
+        good, good_days = keeping_contract(schema, frame, slice_days, outcome)
+        outcome.files += dest.lake.publish(schema, good, good_days)
+        outcome.published(good)
+        outcome.partitions += len(good_days)
+
+
+def publish_snapshot(dest: Destination, spool: Spool, day: date, outcome: TableOutcome) -> None:
+    """Publish current state as the partition of the day it was taken."""
+    if outcome.held_all or outcome.held_days:
+        return
+    frame = spool.frame()
+    if not snapshot_keeps_contract(spool.schema, frame, day, outcome):
+        return
+    dated = frame.with_columns(pl.lit(day).alias("date"))
+    outcome.files += dest.lake.publish(spool.schema, dated, [day])
+    outcome.published(dated)
+    outcome.partitions = 1
