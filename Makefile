@@ -3,6 +3,10 @@ PYTHON ?= python3
 BIN := .venv/bin
 # uv installs the locked environment; when the machine has none, pip installs it in .venv-uv.
 UV = $$(command -v uv || echo .venv-uv/bin/uv)
+# Bytecode compiled at install: where PYTHONDONTWRITEBYTECODE is set (this project's machines),
+# every process otherwise recompiles what it imports (dagster and dbt: 8.6 s -> 3.7 s to load
+# the definitions, measured).
+export UV_COMPILE_BYTECODE := 1
 
 .PHONY: demo test lint format bench soak profile dagster screenshots clean
 
@@ -34,7 +38,7 @@ bench: $(BIN)/adwh
 SEEDS ?= 3
 KILLS ?= 4
 soak: $(BIN)/adwh
-	$(BIN)/python -m tests.reliability --seeds $(SEEDS) --kills $(KILLS)
+	$(BIN)/python -m bench.soak --seeds $(SEEDS) --kills $(KILLS)
 
 # Where a run's CPU goes (py-spy): PRESET and DAYS as for the benchmark.
 profile: $(BIN)/adwh
