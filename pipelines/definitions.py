@@ -5,8 +5,8 @@ import dagster as dg
 from assets.advertising import ADVERTISING_ASSETS
 from assets.catalog import CATALOG_ASSETS
 from assets.history import HISTORY_ASSETS
+from assets.marts import warehouse_marts
 from assets.metrics import METRICS_ASSETS
-from assets.warehouse import warehouse_duckdb
 from pipelines.automation import warehouse_refresh_sensor
 from pipelines.partitions import daily_range, pending_economics_since, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
@@ -14,7 +14,7 @@ from pipelines.resources import ServiceResource, WarehouseResource
 # One multi-asset per source family: the steps that extract (or, with config, rebuild).
 FAMILY_ASSETS = [*CATALOG_ASSETS, *ADVERTISING_ASSETS, *METRICS_ASSETS, *HISTORY_ASSETS]
 # What is built from the lake for analysts.
-WAREHOUSE_ASSETS = [warehouse_duckdb]
+WAREHOUSE_ASSETS = [warehouse_marts]
 ALL_ASSETS = [*FAMILY_ASSETS, *WAREHOUSE_ASSETS]
 
 daily_job = dg.define_asset_job(

@@ -62,6 +62,14 @@ def _value(entry: object) -> object:
     return getattr(entry, "value", entry)
 
 
+def _failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
+    """A contract check names the partitions it held back; a mart's dbt test, itself."""
+    held_back = evaluation.metadata.get("held_back")
+    if held_back is not None:
+        return str(_value(held_back))
+    return f"{evaluation.asset_key.to_user_string()}: dbt test {evaluation.check_name} failed"
+
+
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
     """Fill `summary` from the run's record: per table, the partitions' rows summed and the
     run's own figures; the first failed step or failed contract check is the failure."""
@@ -88,7 +96,7 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
         else:
             evaluation = event.event_specific_data
             if not evaluation.passed and failure is None:
-                failure = str(_value(evaluation.metadata.get("held_back")))
+                failure = _failed_check(evaluation)
     summary.tables = list(lines.values())
     summary.failure = failure
 

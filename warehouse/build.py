@@ -2,22 +2,26 @@
 
 Analysts keep `warehouse.duckdb` open for hours, and DuckDB lets no process write a file that
 another holds. So a run never writes the file analysts read: it builds a new file beside it from
-the lake (the source of truth), adds the marts, and renames it over the old one. Open sessions
-keep reading the old file; new ones see the new one; a crash leaves the old file untouched and a
-temporary file that the next build removes. DuckDB reads Parquet fast enough that a full
-rebuild costs seconds even for a year of the `large` preset (see bench/RESULTS.md).
+the lake (the source of truth), has the marts built in it (dbt, `warehouse/dbt`), and renames it
+over the old one. Open sessions keep reading the old file; new ones see the new one; a crash or a
+failed mart test leaves the old file untouched and a temporary file that the next build removes.
+DuckDB reads Parquet fast enough that a full rebuild costs seconds even for a year of the
+`large` preset (see bench/RESULTS.md).
 """
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from warehouse.marts import create_marts
+from warehouse.marts import build_marts
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
+from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 # Loading streams Parquet into tables: keeping insertion order and DuckDB's default buffer
@@ -102,22 +106,43 @@ SCHEMA_CHANGES_COMMENT = (
 )
 
 
-def build_warehouse(home: Path, tables: Iterable[TableSchema]) -> Path:
-    """Build `warehouse.duckdb` from `home/lake` and swap it in; return its path."""
+FUNCTIONS = Path(__file__).parent / "sql" / "functions.sql"
+
+
+def functions_sql() -> str:
+    """The macros the marts call, `currency_digits` written from the spec's table."""
+    digits = "\n".join(
+        f"        WHEN '{code}' THEN {n}" for code, n in sorted(CURRENCY_DIGITS.items())
+    )
+    return (
+        FUNCTIONS.read_text()
+        .replace("{currency_digits}", digits)
+        .replace("{default_digits}", str(DEFAULT_CURRENCY_DIGITS))
+    )
+
+
+def build_warehouse(home: Path, tables: Iterable[TableSchema], run_id: str = "build") -> list[Any]:
+    """Build `warehouse.duckdb` from `home/lake` with its marts (dbt), and swap it in; return
+    dbt's node results. When a model or test fails, the old warehouse stays as it was and
+    MartError names the failure; dbt's artifacts stay in `home/dbt/<run_id>` for a look."""
     target = home / WAREHOUSE_FILE
     for stale in home.glob(f"{WAREHOUSE_FILE}.building-*"):
         stale.unlink()
     building = home / f"{WAREHOUSE_FILE}.building-{uuid.uuid4().hex}"
+    artifacts = home / "dbt" / run_id
     try:
         log = SchemaLog(home)
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             for schema in tables:
                 _load(con, home / "lake", log.schema(schema))
             _schema_changes(con, log)
-            create_marts(con)
+            con.execute(functions_sql())
+        results = build_marts(building, artifacts)
+        with duckdb.connect(str(building)) as con:
             con.execute("CHECKPOINT")
         os.replace(building, target)
+        shutil.rmtree(artifacts, ignore_errors=True)
+        return results
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
-    return target

@@ -1,20 +1,81 @@
-"""The analysts' marts: DuckDB views defined in `warehouse/sql/*.sql`, one file per mart.
+"""The analysts' marts: dbt models (`warehouse/dbt`), built in the DuckDB file being built.
 
-Each file is one `CREATE VIEW` followed by its `COMMENT ON VIEW`; files run in name order, so
-a mart may build on the marts before it.
+dbt runs in process (`dbtRunner`): a daily run pays for building and testing the models, not
+for a second Python, a second parse and a `dbt --version` (measured: 12.7 s of a 3-day run's
+15 s as a dagster-dbt subprocess, 3.1 s in process). Dagster reads the same project's manifest
+for the assets and checks (`assets/marts.py`). Either way the models are built in the new file
+before it is swapped in, never in the file analysts hold open.
 """
 
+import json
+import shutil
 from pathlib import Path
+from typing import Any
 
-import duckdb
+from filelock import FileLock
 
-SQL_DIR = Path(__file__).parent / "sql"
+DBT_PROJECT = Path(__file__).parent / "dbt"
+TARGET = DBT_PROJECT / "target"
+MANIFEST = TARGET / "manifest.json"
+PARTIAL_PARSE = TARGET / "partial_parse.msgpack"
 
 
-def mart_files() -> list[Path]:
-    return sorted(SQL_DIR.glob("mart_*.sql"))
+class MartError(RuntimeError):
+    """A mart failed to build or a mart test failed: the old warehouse stays in place. Carries
+    every result of the build, so the failed tests can still be reported."""
+
+    def __init__(self, message: str, results: list[Any]) -> None:
+        super().__init__(message)
+        self.results = results
 
 
-def create_marts(con: duckdb.DuckDBPyConnection) -> None:
-    for path in mart_files():
-        con.execute(path.read_text())
+def _stale(manifest: Path) -> bool:
+    if not manifest.exists():
+        return True
+    written = manifest.stat().st_mtime
+    return any(
+        path.stat().st_mtime > written
+        for path in DBT_PROJECT.rglob("*")
+        if path.is_file() and TARGET not in path.parents
+    )
+
+
+def prepared_manifest() -> Path:
+    """The project's manifest, which dagster-dbt reads when the definitions load: parsed again
+    only when it is missing or older than a file of the project (a fresh clone, an edited
+    model), under a lock, so processes loading the definitions at once parse it once."""
+    TARGET.mkdir(exist_ok=True)
+    with FileLock(TARGET / "parse.lock"):
+        if _stale(MANIFEST):
+            _invoke(["parse", "--target-path", str(TARGET), "--log-path", str(TARGET)])
+    return MANIFEST
+
+
+def build_marts(building: Path, artifacts: Path) -> list[Any]:
+    """Build and test every model in the DuckDB file `building`; dbt's artifacts and log go to
+    `artifacts`. Returns dbt's node results; raises MartError naming what failed."""
+    artifacts.mkdir(parents=True, exist_ok=True)
+    if PARTIAL_PARSE.exists():  # parse only what changed since the definitions were loaded
+        shutil.copy(PARTIAL_PARSE, artifacts / PARTIAL_PARSE.name)
+    args = ["--vars", json.dumps({"warehouse_file": str(building)})]
+    outcome = _invoke(
+        ["build", *args, "--target-path", str(artifacts), "--log-path", str(artifacts)]
+    )
+    results = list(outcome.result or [])
+    failed = [
+        f"{result.node.name}: {result.status} ({result.message})"
+        for result in results
+        if str(result.status) in {"error", "fail"}
+    ]
+    if outcome.exception is not None or failed:
+        reason = outcome.exception or "; ".join(failed)
+        raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
+    return results
+
+
+def _invoke(args: list[str]) -> Any:
+    from dbt.cli.main import dbtRunner  # seconds to import: only when dbt is run
+
+    return dbtRunner().invoke(
+        [*args, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT), "--quiet"]
+    )

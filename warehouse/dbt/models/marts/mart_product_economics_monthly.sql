@@ -2,14 +2,13 @@
 -- Economics arrive 48-72 hours late (pending), some days never get them (missing), storage
 -- fees are booked on one day of the month and refunds on their refund day: margins mean
 -- something over a whole month whose days are all available.
-CREATE VIEW mart_product_economics_monthly AS
 WITH held AS (
     SELECT
         account_id,
         CAST(date_trunc('month', date) AS DATE) AS month,
         min(date) AS first_day,
         max(date) AS last_day
-    FROM seller_product_metrics
+    FROM {{ source('lake', 'seller_product_metrics') }}
     GROUP BY ALL
 ),
 monthly AS (
@@ -39,7 +38,7 @@ monthly AS (
         sum(refunded_sales) AS refunded_sales,
         sum(net_units) AS net_units,
         CAST(sum(refunded_units) AS BIGINT) AS refunded_units
-    FROM seller_product_metrics
+    FROM {{ source('lake', 'seller_product_metrics') }}
     GROUP BY account_id, product, asin, sku, connection, country, month, currency
 )
 SELECT
@@ -80,7 +79,4 @@ SELECT
     m.refunded_units,
     safe_ratio(m.margin_before_ads, m.net_sales) AS margin_rate
 FROM monthly AS m
-JOIN held AS h ON h.account_id = m.account_id AND h.month = m.month;
-
-COMMENT ON VIEW mart_product_economics_monthly IS
-'Seller economics per product (asin, sku, connection, country), calendar month and currency: net_sales, fees (amazon_fees) and their parts, margin_before_ads (after marketplace fees, before ad spend and product cost), refunds. Economics are summed over the days whose economics are available; pending (less than 72 hours old, may still arrive) and missing days add nothing, and an amount is NULL when no day of the month had economics. days_available, days_pending and days_missing count the product''s days with a row by economics_status; first_day..last_day are the days of the month the warehouse holds (whole_month when all). completeness is pending, partial month, missing days or complete: margins are only meaningful for complete months (storage fees are booked on one day of the month, storage_fee_days says whether it is in; refunds on their refund day). net_sales comes from a different report than sales and does not reconcile exactly with sales minus refunds. margin_rate = margin_before_ads / net_sales. Never add two currencies.';
+JOIN held AS h ON h.account_id = m.account_id AND h.month = m.month

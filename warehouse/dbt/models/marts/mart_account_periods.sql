@@ -3,13 +3,12 @@
 -- `granularity` (date_trunc('week', …) is the Monday of the ISO week). Edge periods are partial:
 -- first_day and last_day say which days of the period the warehouse holds, `partial` is true
 -- when that is not the whole calendar period. Ratios are recomputed from the period's sums.
-CREATE VIEW mart_account_periods AS
 WITH grains (grain) AS (
     VALUES ('weekly'), ('monthly'), ('quarterly'), ('yearly')
 ),
 held AS (
     SELECT account_id, min(date) AS first_day, max(date) AS last_day
-    FROM campaign_metrics
+    FROM {{ source('lake', 'campaign_metrics') }}
     GROUP BY account_id
 ),
 labelled AS (
@@ -24,7 +23,7 @@ labelled AS (
             END AS DATE
         ) AS period_start,
         d.*
-    FROM mart_account_daily AS d
+    FROM {{ ref('mart_account_daily') }} AS d
     CROSS JOIN grains AS g
 ),
 summed AS (
@@ -85,7 +84,4 @@ SELECT
     money_ratio(s.spend, s.clicks, s.currency) AS cpc,
     safe_ratio(s.orders, s.clicks) AS conversion_rate
 FROM summed AS s
-JOIN held AS h ON h.account_id = s.account_id;
-
-COMMENT ON VIEW mart_account_periods IS
-'Advertising (campaign metrics) per account, grain (weekly, monthly, quarterly, yearly), period, currency and ad product. date is the period''s first calendar day as the service labels it (the Monday of the ISO week, the 1st of the month, quarter or year); period_end its last calendar day. Edge periods are partial: first_day..last_day (days) are the days of the period the warehouse holds, and partial is true when they are not the whole period, so compare partial periods with care. Sums are in the row''s currency; ratios are recomputed from the period''s sums (never averaged) and NULL on a zero denominator; cpc is money rounded half to even. Filter on one grain: the grains overlap.';
+JOIN held AS h ON h.account_id = s.account_id

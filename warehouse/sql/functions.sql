@@ -1,5 +1,5 @@
--- Functions every mart uses, kept in warehouse.duckdb for analysts' own queries too.
--- They run first (files run in name order): the marts after them call them.
+-- Functions every mart uses, kept in warehouse.duckdb for analysts' own queries too. They are
+-- created when the tables are loaded, before the marts (warehouse/dbt) are built.
 
 -- A ratio as a fraction: NULL when the denominator is 0 or NULL (never 0, never infinite).
 CREATE MACRO safe_ratio(numerator, denominator) AS
@@ -11,28 +11,14 @@ CREATE MACRO safe_ratio(numerator, denominator) AS
 COMMENT ON MACRO safe_ratio IS
 'numerator / denominator as a DOUBLE fraction; NULL when the denominator is 0 or NULL. Use it on sums (safe_ratio(sum(cost), sum(sales))): ratios are recomputed from sums, never averaged.';
 
--- Digits after the decimal point of a currency's amounts (ISO 4217 minor units). A simple
+-- Digits after the decimal point of a currency's amounts (ISO 4217 minor units), written from
+-- CURRENCY_DIGITS of warehouse/spec.py when the file is loaded. A simple
 -- CASE, not IN lists: DuckDB plans long IN lists as joins, one per use of the macro, and the
 -- marts use it many times per row.
 CREATE MACRO currency_digits(currency) AS
     CASE currency
-        WHEN 'JPY' THEN 0
-        WHEN 'KRW' THEN 0
-        WHEN 'CLP' THEN 0
-        WHEN 'ISK' THEN 0
-        WHEN 'VND' THEN 0
-        WHEN 'UGX' THEN 0
-        WHEN 'PYG' THEN 0
-        WHEN 'XAF' THEN 0
-        WHEN 'XOF' THEN 0
-        WHEN 'BHD' THEN 3
-        WHEN 'IQD' THEN 3
-        WHEN 'JOD' THEN 3
-        WHEN 'KWD' THEN 3
-        WHEN 'LYD' THEN 3
-        WHEN 'OMR' THEN 3
-        WHEN 'TND' THEN 3
-        ELSE 2
+{currency_digits}
+        ELSE {default_digits}
     END;
 
 COMMENT ON MACRO currency_digits IS

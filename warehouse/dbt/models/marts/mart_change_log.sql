@@ -1,6 +1,5 @@
 -- Every change sent to the marketplace (advertising_changes), with names instead of ids and
 -- readable labels; actor is already a pseudonym for people (person:…).
-CREATE VIEW mart_change_log AS
 SELECT
     x.account_id,
     x.date,
@@ -57,15 +56,12 @@ SELECT
     x.result = 'applied' AS applied,
     x.error,
     x.correlation_id
-FROM advertising_changes AS x
-LEFT JOIN campaigns AS c ON c.account_id = x.account_id AND c.id = x.campaign
-LEFT JOIN adgroups AS g ON g.account_id = x.account_id AND g.id = x.adgroup
-LEFT JOIN targets AS t
+FROM {{ source('lake', 'advertising_changes') }} AS x
+LEFT JOIN {{ source('lake', 'campaigns') }} AS c ON c.account_id = x.account_id AND c.id = x.campaign
+LEFT JOIN {{ source('lake', 'adgroups') }} AS g ON g.account_id = x.account_id AND g.id = x.adgroup
+LEFT JOIN {{ source('lake', 'targets') }} AS t
     ON t.account_id = x.account_id AND t.id = x.entity_id AND x.entity_type = 'target'
-LEFT JOIN product_ads AS p
+LEFT JOIN {{ source('lake', 'product_ads') }} AS p
     ON p.account_id = x.account_id AND p.id = x.entity_id AND x.entity_type = 'product_ad'
-LEFT JOIN connections AS n ON n.account_id = x.account_id AND n.id = x.connection
-LEFT JOIN countries AS k ON k.account_id = x.account_id AND k.id = x.country;
-
-COMMENT ON VIEW mart_change_log IS
-'One row per change sent to the marketplace (advertising_changes), applied or failed, whatever its source, kept beyond the service''s 12 months. Ids are joined to names: entity_name (campaign or ad group name, target expression, product ad ASIN / SKU), campaign_name, adgroup_name, connection_name, country_code; NULL when the entity is no longer listed. field_label and source_label are readable forms of field and source; change is "old → new"; amount_change is new - old for money fields (bid, default bid, daily budget) in currency (the campaign''s); applied is result = applied, and failed rows carry the marketplace''s message in error. actor is who made the change: person:… is a keyed pseudonym of an e-mail address (never stored in clear), otherwise workflow:…, system:…, api_key:… or oauth_token:…; actor_kind is the part before the colon. correlation_id joins the optimizer''s run (mart_bid_changes, optimization_history).';
+LEFT JOIN {{ source('lake', 'connections') }} AS n ON n.account_id = x.account_id AND n.id = x.connection
+LEFT JOIN {{ source('lake', 'countries') }} AS k ON k.account_id = x.account_id AND k.id = x.country

@@ -4,7 +4,6 @@
 -- currency's digits as the service rounds it. A sum is NULL only when no row of the group
 -- reported the measure (new_to_brand_sales of SP, viewable_impressions of SP); rows that did
 -- not report it are skipped. top_of_search_is is a campaign's share and is not summed here.
-CREATE VIEW mart_account_daily AS
 SELECT
     account_id,
     date,
@@ -26,8 +25,5 @@ SELECT
     safe_ratio(sum(clicks), sum(impressions)) AS ctr,
     money_ratio(sum(cost), sum(clicks), currency) AS cpc,
     safe_ratio(sum(orders), sum(clicks)) AS conversion_rate
-FROM campaign_metrics
-GROUP BY account_id, date, currency, ad_product;
-
-COMMENT ON VIEW mart_account_daily IS
-'Advertising (campaign metrics) per account, day, currency and ad product. spend and sales are summed in their own currency, never across currencies. acos, roas, ctr, conversion_rate (orders / clicks) are recomputed from the sums, NULL on a zero denominator; cpc is money rounded half to even to the currency''s digits. A sum is NULL when no campaign of the group reported the measure (new_to_brand_sales and viewable_impressions are not reported for SP) and skips the campaigns that did not report it. Add days, weeks or months by summing the sums and recomputing the ratios (mart_account_periods does).';
+FROM {{ source('lake', 'campaign_metrics') }}
+GROUP BY account_id, date, currency, ad_product

@@ -1,7 +1,6 @@
 -- Seller sales and traffic of a product next to the advertising of the same product (its
 -- product ads, summed over campaigns and ad products), per account, day and currency, with
 -- TACOS = ad spend / total sales of that product, day and currency (never across currencies).
-CREATE VIEW mart_product_daily AS
 WITH seller AS (
     SELECT
         account_id,
@@ -27,7 +26,7 @@ WITH seller AS (
         CAST(sum(stock) AS BIGINT) AS stock,
         sum(b2b_sales) AS b2b_sales,
         CAST(sum(b2b_units) AS BIGINT) AS b2b_units
-    FROM seller_product_metrics
+    FROM {{ source('lake', 'seller_product_metrics') }}
     GROUP BY account_id, product, date, currency
 ),
 ads AS (
@@ -44,7 +43,7 @@ ads AS (
         CAST(sum(units) AS BIGINT) AS ad_units,
         sum(cost) AS ad_spend,
         sum(sales) AS ad_sales
-    FROM product_ad_metrics
+    FROM {{ source('lake', 'product_ad_metrics') }}
     WHERE product IS NOT NULL
     GROUP BY account_id, product, date, currency
 ),
@@ -121,7 +120,4 @@ SELECT
     j.buy_box_weighted,
     j.buy_box_weight
 FROM joined AS j
-LEFT JOIN products AS p ON p.account_id = j.account_id AND p.id = j.product;
-
-COMMENT ON VIEW mart_product_daily IS
-'One row per account, day, catalog product and currency: the product''s seller sales and traffic (seller_product_metrics) beside the advertising of the same product (product_ad_metrics joined by product, summed over its product ads, campaigns and ad products). tacos = ad_spend / sales of the same product, day and currency (NULL when sales are 0 or NULL); acos = ad_spend / ad_sales; never across currencies. Seller columns are NULL when the product had no seller row that day (seller_rows = 0, e.g. vendor products), ad columns NULL when it had no product-ad row (product_ad_rows = 0): NULL is "no row", not 0, and sum() skips it. conversion_rate = orders / sessions of the row, as the service defines it (spec 2.9; NULL when sessions are NULL or 0); conversion_rate_reported_traffic = orders_with_traffic / sessions, counting only the orders of rows whose traffic was reported (the two differ when a row sums seller rows with and without traffic); buy_box_percentage is weighted by page views; stock is the day''s stock of the product (one country). To roll up, sum and recompute: tacos = sum(ad_spend) / sum(sales); conversion_rate = sum(orders) / sum(sessions) (the service''s answer for that grain); conversion_rate_reported_traffic = sum(orders_with_traffic) / sum(sessions); buy_box_percentage = sum(buy_box_weighted) / sum(buy_box_weight); stock of a period is the last day''s, never a sum over days.';
+LEFT JOIN {{ source('lake', 'products') }} AS p ON p.account_id = j.account_id AND p.id = j.product

@@ -1,10 +1,9 @@
 -- Seller and product-ad figures per keyword cluster, day and currency. A product in several
 -- clusters counts in full in each one, so these rows overlap and do not add up to the account:
 -- mart_cluster_coverage_daily has the de-duplicated clustered total and the unclustered rest.
-CREATE VIEW mart_cluster_daily AS
 WITH members AS (
     SELECT DISTINCT account_id, cluster, product
-    FROM cluster_products
+    FROM {{ source('lake', 'cluster_products') }}
 ),
 seller AS (
     SELECT
@@ -26,7 +25,7 @@ seller AS (
             AS buy_box_weight,
         sum(s.b2b_sales) AS b2b_sales,
         CAST(sum(s.b2b_units) AS BIGINT) AS b2b_units
-    FROM seller_product_metrics AS s
+    FROM {{ source('lake', 'seller_product_metrics') }} AS s
     JOIN members AS m ON m.account_id = s.account_id AND m.product = s.product
     GROUP BY m.account_id, m.cluster, s.date, s.currency
 ),
@@ -43,7 +42,7 @@ ads AS (
         CAST(sum(a.units) AS BIGINT) AS ad_units,
         sum(a.cost) AS ad_spend,
         sum(a.sales) AS ad_sales
-    FROM product_ad_metrics AS a
+    FROM {{ source('lake', 'product_ad_metrics') }} AS a
     JOIN members AS m ON m.account_id = a.account_id AND m.product = a.product
     GROUP BY m.account_id, m.cluster, a.date, a.currency
 ),
@@ -97,7 +96,4 @@ SELECT
     j.buy_box_weighted,
     j.buy_box_weight
 FROM joined AS j
-LEFT JOIN clusters AS c ON c.account_id = j.account_id AND c.id = j.cluster;
-
-COMMENT ON VIEW mart_cluster_daily IS
-'Per keyword cluster, day and currency: the seller figures (seller_product_metrics) and the product-ad figures (product_ad_metrics, SP and SD summed) of the cluster''s products, joined by catalog product through cluster_products. A product in several clusters counts in full in each cluster, as the service''s group_by=cluster does: rows of different clusters overlap and must not be added to make an account total; use mart_cluster_coverage_daily (de-duplicated clustered total plus the unclustered remainder = the account total). The cluster and cluster_name columns of the metrics tables (the product''s first cluster only) are not used. Sums are NULL when no product reported the measure; ratios are recomputed from sums (conversion_rate = orders / sessions, the service''s definition, equal to its group_by=cluster answer; conversion_rate_reported_traffic = orders_with_traffic / sessions, only the orders of rows with reported traffic; buy_box_percentage weighted by page views; tacos = ad_spend / sales); stock is not shown because a cluster spans countries. Never add two currencies.';
+LEFT JOIN {{ source('lake', 'clusters') }} AS c ON c.account_id = j.account_id AND c.id = j.cluster

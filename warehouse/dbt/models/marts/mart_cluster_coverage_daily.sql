@@ -2,10 +2,9 @@
 -- up exactly to the account total: the products in at least one cluster, each counted once
 -- ('clustered, de-duplicated'), and the rest ('unclustered': in no cluster, or no catalog
 -- product).
-CREATE VIEW mart_cluster_coverage_daily AS
 WITH clustered AS (
     SELECT DISTINCT account_id, product
-    FROM cluster_products
+    FROM {{ source('lake', 'cluster_products') }}
 ),
 seller AS (
     SELECT
@@ -26,7 +25,7 @@ seller AS (
         CAST(sum(s.orders) FILTER (WHERE s.sessions IS NOT NULL) AS BIGINT) AS orders_with_traffic,
         sum(s.b2b_sales) AS b2b_sales,
         CAST(sum(s.b2b_units) AS BIGINT) AS b2b_units
-    FROM seller_product_metrics AS s
+    FROM {{ source('lake', 'seller_product_metrics') }} AS s
     LEFT JOIN clustered AS k ON k.account_id = s.account_id AND k.product = s.product
     GROUP BY ALL
 ),
@@ -47,7 +46,7 @@ ads AS (
         CAST(sum(a.units) AS BIGINT) AS ad_units,
         sum(a.cost) AS ad_spend,
         sum(a.sales) AS ad_sales
-    FROM product_ad_metrics AS a
+    FROM {{ source('lake', 'product_ad_metrics') }} AS a
     LEFT JOIN clustered AS k ON k.account_id = a.account_id AND k.product = a.product
     GROUP BY ALL
 )
@@ -86,7 +85,4 @@ FULL JOIN ads AS a
     ON a.account_id = s.account_id
     AND a.date = s.date
     AND a.currency = s.currency
-    AND a.scope = s.scope;
-
-COMMENT ON VIEW mart_cluster_coverage_daily IS
-'The account''s seller figures (seller_product_metrics) and product-ad figures (product_ad_metrics, SP and SD) per day and currency in two scopes that add up exactly to the account total: ''clustered, de-duplicated'' (products in at least one keyword cluster, each counted once however many clusters hold it) and ''unclustered'' (products in no cluster, and rows without a catalog product). sum() over both scopes of a day and currency is the account total; mart_cluster_daily rows overlap and exceed the clustered total when a product sits in several clusters. A scope is absent on a day it has no row; sums are NULL when no row reported the measure; ratios are recomputed from the sums: conversion_rate = orders / sessions (the service''s definition), conversion_rate_reported_traffic = orders_with_traffic / sessions (only the orders of rows whose traffic was reported). Never add two currencies.';
+    AND a.scope = s.scope
