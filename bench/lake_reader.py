@@ -6,7 +6,7 @@ from the same partition of a clean run, every partition that vanishes, and every
 warehouse whose tables do not have a clean run's rows. It imports only DuckDB, so it starts in
 a fraction of a second.
 
-    python -m tests.lake_reader HOME CLEAN_HOME STOP_FILE REPORT_FILE
+    python -m bench.lake_reader HOME CLEAN_HOME STOP_FILE REPORT_FILE
 """
 
 import json

@@ -1,7 +1,7 @@
 """Reliability scenarios: `adwh run` under faults, killed mid-write, run twice at once.
 
 Shared by the tests (short ranges, a few cases each, in `make test`) and by
-`python -m tests.reliability` (the soak: longer ranges, many seeds and kills, counted in
+`python -m bench.soak` (the soak: longer ranges, many seeds and kills, counted in
 RELIABILITY.md). Every scenario runs the real command: in process through
 `pipelines.cli.main` (faults are switched on the embedded sandbox that run uses), or as a
 subprocess that can be SIGKILLed. A clean run of the same range, in a home of its own, is what
@@ -26,15 +26,16 @@ from pathlib import Path
 
 import duckdb
 
+from bench.lake_reader import WAREHOUSE
 from pipelines import execute
 from pipelines.cli import main
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
-from tests.conftest import TODAY
-from tests.lake_reader import WAREHOUSE
 
 REPO = Path(__file__).resolve().parents[1]
+# The day every scenario runs on (ADWH_TODAY), as the tests fix it.
+TODAY = date(2026, 11, 23)
 # A short range for the many fault runs; a longer one (two extraction windows) for the kills.
 SHORT = (date(2026, 11, 20), date(2026, 11, 22))
 LONG = (date(2026, 10, 1), date(2026, 11, 4))
@@ -388,7 +389,7 @@ def reader(home: Path, clean: Path, scratch: Path) -> Iterator[Sightings]:
     stop_file, report = scratch / "reader.stop", scratch / "reader.json"
     sightings = Sightings()
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.lake_reader", str(home), str(clean), stop_file, report],
+        [sys.executable, "-m", "bench.lake_reader", str(home), str(clean), stop_file, report],
         cwd=REPO,
         stdin=subprocess.DEVNULL,
         start_new_session=True,

@@ -1,8 +1,8 @@
 """The soak: many seeded fault runs, kills at random moments, bad user input; RELIABILITY.md.
 
-    python -m tests.reliability [--seeds N] [--kills N] [--output RELIABILITY.md]
+    python -m bench.soak [--seeds N] [--kills N] [--output RELIABILITY.md]
 
-Everything runs the real `adwh` against the embedded sandbox, through `tests/scenarios.py`
+Everything runs the real `adwh` against the embedded sandbox, through `bench/scenarios.py`
 (the same helpers as the tests in `make test`, which run a few cases each). What is counted is
 what happened: requests the sandbox was sent, faults its plan dealt, kills that landed, and
 for every run whether it ended in a clean run's warehouse (or, where faults never stop, in one
@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import scenarios
 from sandbox.faults import FaultPlan
-from tests import scenarios
 
 KINDS = {
     "429 storm (half of all requests)": lambda seed: FaultPlan(
@@ -189,9 +189,8 @@ def render(rows: list[Row], command: str, elapsed: float) -> str:
         "What the soak injected into `adwh run` and what was lost. Produced by "
         f"`{command}` (`make soak`) in {elapsed:.0f} s; rerun it to refresh this file. Every "
         "run uses the real client, pipeline, Parquet lake and DuckDB against the embedded "
-        "sandbox (`tests/scenarios.py`); `make test` runs a few cases of each "
-        "(`tests/test_faults.py`, `test_crashes.py`, `test_cli.py`, `test_bad_data.py`, "
-        "`test_secrets.py`).",
+        "sandbox (`bench/scenarios.py`); `make test` runs a few cases of each "
+        "(`tests/reliability/`, `tests/pipeline/test_cli.py`).",
         "",
         "A run is fine when it ends with a clean run's warehouse (every table equal, row for "
         "row), or, where the faults never stop, with one line on stderr after bounded retries "
@@ -223,21 +222,22 @@ def render(rows: list[Row], command: str, elapsed: float) -> str:
         "Bad data from the service (malformed money, a number for a decimal string, unknown "
         "enum, missing field, unknown extra field, id off the pattern, unknown currency, a row "
         "outside the window, a row on two pages, `has_more` with an empty page, a stuck "
-        "cursor) is covered case by case in `tests/test_bad_data.py`, and security (the key in "
-        "no file or log, e-mail pseudonyms, GET only, TLS verified, ids never used as paths) in "
-        "`tests/test_secrets.py`.",
+        "cursor) is covered case by case in `tests/reliability/test_bad_data.py`, and security "
+        "(the key in no file or log, e-mail pseudonyms, GET only, TLS verified, ids never used "
+        "as paths) in "
+        "`tests/reliability/test_secrets.py`.",
         "",
     ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.reliability", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
     parser.add_argument("--seeds", type=int, default=3, help="fault runs per kind")
     parser.add_argument("--kills", type=int, default=4, help="kills at random moments")
     parser.add_argument("--output", type=Path, default=scenarios.REPO / "RELIABILITY.md")
     args = parser.parse_args(argv)
-    command = f"python -m tests.reliability --seeds {args.seeds} --kills {args.kills}"
+    command = f"python -m bench.soak --seeds {args.seeds} --kills {args.kills}"
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="adwh-soak-"))
     try:

@@ -19,7 +19,7 @@ from pipelines.cli import main
 from pipelines.definitions import defs
 from tests.conftest import TODAY
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPAN = ("2026-11-18", "2026-11-20")
 
 
@@ -51,7 +51,7 @@ def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, tmp_path)
         contract = dg.AssetCheckKey(dg.AssetKey("campaign_metrics"), "contract")
         (latest,) = instance.event_log_storage.get_asset_check_execution_history(contract, 1)
         assert latest.status.value == "SUCCEEDED"
-        assert materializations(instance, "warehouse_duckdb")
+        assert materializations(instance, "warehouse_tables")
         assert materializations(instance, "campaigns")[0].asset_materialization.metadata["rows"]
     assert (ran / "dagster" / "events" / "event_log.db").exists()
     assert not list((tmp_path / ".tmp_dagster_home_ui").rglob("*.db"))  # nothing in Dagster's
@@ -131,7 +131,7 @@ def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_by_the_sensor(home, em
         after_tables = dg.evaluate_automation_conditions(
             defs=defs, instance=instance, cursor=after_full.cursor
         )
-        assert after_tables.get_num_requested(dg.AssetKey("warehouse_duckdb")) == 1
+        assert after_tables.get_num_requested(dg.AssetKey("warehouse_tables")) == 1
 
 
 def test_the_schedule_is_off_after_set_up_and_names_how_to_start_it():

@@ -9,7 +9,7 @@ import yaml
 from pipelines.definitions import daily_schedule, defs
 from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG, daily_range
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_definitions_load_with_both_assets_and_their_contract_checks():
@@ -41,7 +41,7 @@ def test_workspace_and_instance_files_point_at_the_one_definitions_object():
     assert instance["storage"]["custom"]["class"] == "HomeStorage"
 
 
-SNAPSHOT = ROOT / "tests" / "snapshots" / "definitions.json"
+SNAPSHOT = Path(__file__).parent / "snapshots" / "definitions.json"
 
 
 def definitions_outline() -> dict:
@@ -71,8 +71,8 @@ def definitions_outline() -> dict:
 
 def test_the_definitions_match_their_snapshot():
     """A change to what the UI shows (an asset, a dependency, a check, a job, a schedule) must
-    be deliberate: regenerate with `UPDATE_SNAPSHOTS=1 pytest tests/test_definitions.py` and
-    review the diff."""
+    be deliberate: regenerate with `UPDATE_SNAPSHOTS=1 pytest tests/pipeline/test_definitions.py`
+    and review the diff."""
     import json
     import os
 

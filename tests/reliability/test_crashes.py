@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import scenarios
+from bench import scenarios
 
 
 @pytest.fixture(scope="module", autouse=True)

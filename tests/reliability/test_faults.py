@@ -12,10 +12,10 @@ import time
 import httpx
 import pytest
 
+from bench import scenarios
 from pipelines.client.errors import TransientError
 from pipelines.client.http import RetryPolicy
 from sandbox.faults import FaultPlan
-from tests import scenarios
 from tests.conftest import make_client
 
 FAULTS = {

@@ -4,7 +4,7 @@ Hypothesis picks the values: `money_ratio` is exact and rounds half to even to t
 digits as the service rounds `cpc`; a sum of nothing reported is NULL and a reported 0 stays 0;
 SQL cuts periods where the service does; NULL and 0 survive Parquet, DuckDB, the lake, the
 warehouse and a mart. That the marts themselves equal the service's grouped answers is proved
-in tests/test_marts.py.
+in tests/warehouse/test_marts.py.
 """
 
 import tempfile
@@ -98,6 +98,7 @@ def test_money_ratio_is_exact_and_rounds_half_to_even_to_the_currencys_digits(ca
         schema={"n": pl.Decimal(18, 4), "d": pl.Int64, "c": pl.String},
     )
     with functions() as con:
+        con.register("frame", frame)
         sql = con.sql("SELECT money_ratio(n, d, c) FROM frame").fetchall()
     assert [v for (v,) in sql] == exact
 
@@ -110,6 +111,7 @@ def test_safe_ratio_is_null_on_a_zero_or_null_denominator(pairs):
         schema={"n": pl.Int64, "d": pl.Int64},
     )
     with functions() as con:
+        con.register("frame", frame)
         sql = [v for (v,) in con.sql("SELECT safe_ratio(n, d) FROM frame").fetchall()]
     assert sql == [None if n is None or d == 0 else n / d for n, d in pairs]
 
@@ -133,6 +135,7 @@ def test_a_sum_of_nothing_reported_is_null_and_zero_stays_zero(pairs):
         schema={"g": pl.Int64, "v": pl.Int64},
     )
     with duckdb.connect() as con:
+        con.register("frame", frame)
         sql = dict(con.sql("SELECT g, sum(v) FROM frame GROUP BY g").fetchall())
     for group in {g for g, _ in pairs}:
         values = [v for g, v in pairs if g == group and v is not None]

@@ -1,4 +1,4 @@
-"""The analysts' marts (warehouse/sql/mart_*.sql) keep the service's meaning.
+"""The analysts' marts (dbt models, warehouse/dbt/models/marts) keep the service's meaning.
 
 Two kinds of evidence: a small lake written by the real writer (`Lake.publish`) and built by the
 real `build_warehouse`, whose every mart value is worked out by hand below (null versus zero,
@@ -10,25 +10,29 @@ and cluster, every `granularity`) and add up to the tables they come from.
 import hashlib
 import re
 from collections import defaultdict
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import polars as pl
 import pytest
 
 from pipelines.cli import main
+from pipelines.execute import open_instance
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS
+from sandbox.periods import period_start, periods
 from tests.conftest import TODAY, direct
-from transforms.rollups import periods
 from warehouse import schemas as s
 from warehouse.build import build_warehouse
 from warehouse.lake import Lake
-from warehouse.marts import mart_files
+from warehouse.marts import DBT_PROJECT, MartError
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[2] / "README.md"
+MODELS = DBT_PROJECT / "models"
+MARTS = {path.stem for path in (MODELS / "marts").glob("mart_*.sql")}
 D = Decimal
 
 
@@ -430,13 +434,65 @@ def test_every_mart_is_a_commented_view_and_works_on_an_empty_warehouse(tmp_path
     build_warehouse(tmp_path, s.TABLES.values())
     with connect(tmp_path) as con:
         found = views(con)
-        for name in found:
+        for name in MARTS:
             assert con.sql(f"SELECT count(*) FROM {name}").fetchall() == [(0,)], name
-    declared = set()
-    for path in mart_files():
-        declared |= set(re.findall(r"CREATE VIEW (\w+)", path.read_text()))
-    assert declared == set(found) and len(found) >= 9
+        held = con.sql("SELECT table_name, kind, rows FROM warehouse_tables").fetchall()
+    assert set(found) == MARTS | {"warehouse_tables"} and len(MARTS) >= 9
     assert all(comment and len(comment) > 80 for comment in found.values()), found
+    assert sorted(held) == sorted(
+        (name, "current state" if t.layout is s.Layout.SNAPSHOT else "dated", 0)
+        for name, t in s.TABLES.items()
+    )
+
+
+def test_the_dbt_sources_are_the_registrys_tables():
+    """Every table the pipeline loads is a dbt source (so a mart may read it, and lineage runs
+    table -> mart) and is read by `warehouse_tables` (so its update refreshes the warehouse)."""
+    sources = re.findall(r"- name: (\w+)", (MODELS / "sources.yml").read_text())
+    assert sources[0] == "lake" and sorted(sources[1:]) == sorted(s.TABLES)
+    lists = re.findall(
+        r"\{% set \w+ = \[(.*?)\] %\}", (MODELS / "warehouse_tables.sql").read_text(), re.S
+    )
+    listed = re.findall(r"'(\w+)'", "".join(lists))
+    assert sorted(listed) == sorted(s.TABLES)
+
+
+def a_row_without_account(home: Path) -> None:
+    """A campaign_metrics row with no account_id, written past the contracts (which refuse it),
+    as a lake edited by hand or another writer might hold: the marts' not_null test fails."""
+    bad = typed(s.CAMPAIGN_METRICS, [campaign_day(ident("c1"), D1, "USD", "SP", clicks=1)])
+    bad = bad.with_columns(pl.lit(None, pl.String).alias("account_id"))
+    Lake(home / "lake", home / "staging").publish(s.CAMPAIGN_METRICS, bad, [D1])
+
+
+def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp_path):
+    build_warehouse(tmp_path, s.TABLES.values())
+    before = (tmp_path / "warehouse.duckdb").read_bytes()
+    a_row_without_account(tmp_path)
+    with pytest.raises(MartError, match="not_null_mart_account_daily_account_id") as failed:
+        build_warehouse(tmp_path, s.TABLES.values(), run_id="failing")
+    assert (tmp_path / "warehouse.duckdb").read_bytes() == before
+    assert "dbt.log" in str(failed.value) and (tmp_path / "dbt" / "failing" / "dbt.log").exists()
+    assert not list(tmp_path.glob("warehouse.duckdb.building-*"))
+
+
+def test_a_run_whose_mart_test_fails_exits_1_naming_it_and_dagster_records_the_check(
+    home, embedded, capsys
+):
+    assert main(["run", "--start", D1.isoformat(), "--end", D1.isoformat()]) == 0
+    before = (home / "warehouse.duckdb").read_bytes()
+    a_row_without_account(home)
+    assert main(["run", "--start", D2.isoformat(), "--end", D2.isoformat()]) == 1
+    err = capsys.readouterr().err
+    # every mart reading campaign_metrics fails its test; the line names the first reported
+    assert re.fullmatch(r"adwh: (mart_\w+): dbt test not_null_\1_account_id failed\n", err), err
+    assert (home / "warehouse.duckdb").read_bytes() == before
+    with open_instance() as instance:
+        key = dg.AssetCheckKey(
+            dg.AssetKey("mart_account_daily"), "not_null_mart_account_daily_account_id"
+        )
+        (latest,) = instance.event_log_storage.get_asset_check_execution_history(key, 1)
+    assert latest.status.value == "FAILED"
 
 
 def test_account_daily_keeps_null_zero_and_rounds_cpc_half_even(known):
@@ -638,7 +694,7 @@ RUN_TABLES = (
 
 def shared_run(request: pytest.FixtureRequest) -> Path:
     """`ADWH_HOME` (named `data`) of one pipeline run over the tables the marts read, shared by
-    every module of the session that asks (tests/test_readme_queries.py too)."""
+    every module of the session that asks (tests/warehouse/test_readme_queries.py too)."""
     config = request.config
     home = getattr(config, "_adwh_marts_run_home", None)
     if home is None:
@@ -711,8 +767,10 @@ def test_account_marts_equal_the_services_grouped_answers(run):
             for name in ("acos", "roas", "ctr", "conversion_rate"):
                 assert close(mine[name], row[name]), (grain, key, name, mine[name], row[name])
         if grain != "daily":
-            cut = periods(RUN_START, RUN_END, grain)
-            partial = dict(zip(cut["date"], cut["partial"], strict=True))
+            partial = {
+                label: first != label or period_start(last + timedelta(days=1), grain) == label
+                for label, first, last in periods(RUN_START, RUN_END, grain)
+            }
             assert all(r["partial"] == partial[r["date"]] for r in got.values())
 
 
@@ -896,6 +954,5 @@ def test_the_readme_documents_every_mart_with_a_query():
     text = README.read_text()
     section = text.split("## Marts", 1)[1].split("\n## ", 1)[0]
     queries = "\n".join(re.findall(r"```sql\n(.*?)```", section, flags=re.S))
-    for path in mart_files():
-        for name in re.findall(r"CREATE VIEW (\w+)", path.read_text()):
-            assert f"`{name}`" in section and name in queries, name
+    for name in MARTS:
+        assert f"`{name}`" in section and name in queries, name

@@ -1,7 +1,8 @@
 """Every SQL example of README.md runs, and returns rows, on a warehouse one pipeline run built.
 
-The run is the one tests/test_marts.py makes (shared within a session). Statements are run from
-the folder holding `data/`, so the README's relative lake paths (`data/lake/...`) resolve.
+The run is the one tests/warehouse/test_marts.py makes (shared within a session). Statements
+are run from the folder holding `data/`, so the README's relative lake paths
+(`data/lake/...`) resolve.
 """
 
 import re
@@ -10,9 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.test_marts import shared_run
+from tests.warehouse.test_marts import shared_run
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[2] / "README.md"
 
 
 def statements() -> list[str]:
