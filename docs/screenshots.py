@@ -2,9 +2,10 @@
 
 Runs the demo in a scratch `ADWH_HOME`, starts `dagster dev` from the repository root on it,
 and drives headless Chromium (Debian's package, through Playwright) to the pages a newcomer
-opens: the asset graph down to the marts, an asset with its columns and latest
-materialization, and its contract check. Each page is checked for what it must show before it
-is captured, so a screenshot of an empty UI fails instead of landing in the docs.
+opens: the asset graph down to the marts, a mart's lineage back to the table it reads, an
+asset with its columns and latest materialization, its contract check, and a mart's dbt tests.
+Each page is checked for what it must show before it is captured, so a screenshot of an empty
+UI fails instead of landing in the docs.
 """
 
 import os
@@ -97,7 +98,13 @@ def main() -> int:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
             page = browser.new_page(viewport=VIEWPORT)
             shots = [
-                capture(page, f"{base}/asset-groups", ["metrics", "warehouse"], "graph"),
+                capture(page, f"{base}/asset-groups", ["metrics", "marts"], "graph"),
+                capture(
+                    page,
+                    f"{base}/assets/mart_account_daily?view=lineage&lineageScope=upstream",
+                    ["mart_account_daily", "campaign_metrics"],
+                    "lineage",
+                ),
                 capture(
                     page,
                     f"{base}/assets/campaign_metrics",
@@ -105,6 +112,12 @@ def main() -> int:
                     "asset",
                 ),
                 capture(page, f"{base}/assets/campaign_metrics?view=checks", ["contract"], "check"),
+                capture(
+                    page,
+                    f"{base}/assets/mart_account_daily?view=checks",
+                    ["unique_key_mart_account_daily"],
+                    "mart-checks",
+                ),
             ]
             browser.close()
         for shot in shots:
