@@ -83,6 +83,9 @@ def capture(page: Page, url: str, must_show: list[str], name: str) -> Path:
     except Exception:
         page.screenshot(path=str(IMAGES / f"{name}-failed.png"))
         raise
+    loading = page.get_by_text("Loading", exact=False)
+    for index in range(loading.count()):
+        loading.nth(index).wait_for(state="hidden", timeout=60_000)
     page.wait_for_timeout(1500)  # let the graph finish laying out
     path = IMAGES / f"{name}.png"
     page.screenshot(path=str(path))
@@ -115,7 +118,7 @@ def main() -> int:
                 capture(
                     page,
                     f"{base}/assets/mart_account_daily?view=checks",
-                    ["unique_key_mart_account_daily"],
+                    ["Latest execution", "failing rows"],
                     "mart-checks",
                 ),
             ]
