@@ -7,6 +7,7 @@ for the assets and checks (`assets/marts.py`). Either way the models are built i
 before it is swapped in, never in the file analysts hold open.
 """
 
+import gc
 import json
 import shutil
 from pathlib import Path
@@ -61,6 +62,7 @@ def build_marts(building: Path, artifacts: Path) -> list[Any]:
     outcome = _invoke(
         ["build", *args, "--target-path", str(artifacts), "--log-path", str(artifacts)]
     )
+    _release_the_file()
     results = list(outcome.result or [])
     failed = [
         f"{result.node.name}: {result.status} ({result.message})"
@@ -71,6 +73,16 @@ def build_marts(building: Path, artifacts: Path) -> list[Any]:
         reason = outcome.exception or "; ".join(failed)
         raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
     return results
+
+
+def _release_the_file() -> None:
+    """dbt-duckdb keeps its DuckDB database open for the life of the process (a class-level
+    environment). The file is renamed into place after the build, and a handle kept open would
+    hold its lock against every other process (an analyst, a reader, the next run)."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    DuckDBConnectionManager.close_all_connections()
+    gc.collect()  # the environment's last reference: DuckDB closes the file with it
 
 
 def _invoke(args: list[str]) -> Any:

@@ -9,6 +9,8 @@ and cluster, every `granularity`) and add up to the tables they come from.
 
 import hashlib
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -455,6 +457,16 @@ def test_the_dbt_sources_are_the_registrys_tables():
     )
     listed = re.findall(r"'(\w+)'", "".join(lists))
     assert sorted(listed) == sorted(s.TABLES)
+
+
+def test_the_build_keeps_no_handle_on_the_warehouse_it_swapped_in(tmp_path):
+    """dbt runs in process; another process (an analyst, the next run) can still open the file
+    for writing, which DuckDB refuses while any process holds it."""
+    build_warehouse(tmp_path, s.TABLES.values())
+    write = "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('CHECKPOINT')"
+    target = str(tmp_path / "warehouse.duckdb")
+    opened = subprocess.run([sys.executable, "-c", write, target], capture_output=True, text=True)
+    assert opened.returncode == 0, opened.stderr
 
 
 def a_row_without_account(home: Path) -> None:

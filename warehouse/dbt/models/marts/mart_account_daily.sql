@@ -20,10 +20,7 @@ SELECT
     CAST(sum(new_to_brand_purchases) AS BIGINT) AS new_to_brand_purchases,
     CAST(sum(detail_page_views) AS BIGINT) AS detail_page_views,
     CAST(sum(viewable_impressions) AS BIGINT) AS viewable_impressions,
-    safe_ratio(sum(cost), sum(sales)) AS acos,
-    safe_ratio(sum(sales), sum(cost)) AS roas,
-    safe_ratio(sum(clicks), sum(impressions)) AS ctr,
-    money_ratio(sum(cost), sum(clicks), currency) AS cpc,
+    {{ advertising_ratios('sum(cost)', 'sum(sales)', 'sum(clicks)', 'sum(impressions)', 'currency') }},
     safe_ratio(sum(orders), sum(clicks)) AS conversion_rate
 FROM {{ source('lake', 'campaign_metrics') }}
 GROUP BY account_id, date, currency, ad_product

@@ -78,10 +78,7 @@ SELECT
     s.new_to_brand_purchases,
     s.detail_page_views,
     s.viewable_impressions,
-    safe_ratio(s.spend, s.sales) AS acos,
-    safe_ratio(s.sales, s.spend) AS roas,
-    safe_ratio(s.clicks, s.impressions) AS ctr,
-    money_ratio(s.spend, s.clicks, s.currency) AS cpc,
+    {{ advertising_ratios('s.spend', 's.sales', 's.clicks', 's.impressions', 's.currency') }},
     safe_ratio(s.orders, s.clicks) AS conversion_rate
 FROM summed AS s
 JOIN held AS h ON h.account_id = s.account_id

@@ -22,10 +22,7 @@ SELECT
     m.new_to_brand_purchases,
     m.detail_page_views,
     m.viewable_impressions,
-    safe_ratio(m.cost, m.sales) AS acos,
-    safe_ratio(m.sales, m.cost) AS roas,
-    safe_ratio(m.clicks, m.impressions) AS ctr,
-    money_ratio(m.cost, m.clicks, m.currency) AS cpc,
+    {{ advertising_ratios('m.cost', 'm.sales', 'm.clicks', 'm.impressions', 'm.currency') }},
     safe_ratio(m.orders, m.clicks) AS conversion_rate,
     m.top_of_search_is
 FROM {{ source('lake', 'campaign_metrics') }} AS m

@@ -64,8 +64,7 @@ SELECT
     s.orders,
     s.sessions,
     s.page_views,
-    safe_ratio(s.orders, s.sessions) AS conversion_rate,
-    safe_ratio(s.orders_with_traffic, s.sessions) AS conversion_rate_reported_traffic,
+    {{ seller_conversion('s.orders', 's.orders_with_traffic', 's.sessions') }},
     s.b2b_sales,
     s.b2b_units,
     a.ad_impressions,
@@ -74,10 +73,10 @@ SELECT
     a.ad_units,
     a.ad_spend,
     a.ad_sales,
-    safe_ratio(a.ad_spend, a.ad_sales) AS acos,
-    safe_ratio(a.ad_sales, a.ad_spend) AS roas,
-    safe_ratio(a.ad_clicks, a.ad_impressions) AS ctr,
-    money_ratio(a.ad_spend, a.ad_clicks, coalesce(s.currency, a.currency)) AS cpc,
+    {{ advertising_ratios(
+        'a.ad_spend', 'a.ad_sales', 'a.ad_clicks', 'a.ad_impressions',
+        'coalesce(s.currency, a.currency)'
+    ) }},
     safe_ratio(a.ad_spend, s.sales) AS tacos,
     s.orders_with_traffic
 FROM seller AS s
