@@ -17,14 +17,7 @@ seller AS (
         END AS scope,
         count(DISTINCT s.product) AS seller_products,
         count(*) AS seller_rows,
-        sum(s.sales) AS sales,
-        CAST(sum(s.units) AS BIGINT) AS units,
-        CAST(sum(s.orders) AS BIGINT) AS orders,
-        CAST(sum(s.sessions) AS BIGINT) AS sessions,
-        CAST(sum(s.page_views) AS BIGINT) AS page_views,
-        CAST(sum(s.orders) FILTER (WHERE s.sessions IS NOT NULL) AS BIGINT) AS orders_with_traffic,
-        sum(s.b2b_sales) AS b2b_sales,
-        CAST(sum(s.b2b_units) AS BIGINT) AS b2b_units
+        {{ seller_sums('s.') }}
     FROM {{ source('lake', 'seller_product_metrics') }} AS s
     LEFT JOIN clustered AS k ON k.account_id = s.account_id AND k.product = s.product
     GROUP BY ALL
@@ -40,12 +33,7 @@ ads AS (
         END AS scope,
         count(DISTINCT a.product) AS advertised_products,
         count(*) AS product_ad_rows,
-        CAST(sum(a.impressions) AS BIGINT) AS ad_impressions,
-        CAST(sum(a.clicks) AS BIGINT) AS ad_clicks,
-        CAST(sum(a.orders) AS BIGINT) AS ad_orders,
-        CAST(sum(a.units) AS BIGINT) AS ad_units,
-        sum(a.cost) AS ad_spend,
-        sum(a.sales) AS ad_sales
+        {{ ad_sums('a.') }}
     FROM {{ source('lake', 'product_ad_metrics') }} AS a
     LEFT JOIN clustered AS k ON k.account_id = a.account_id AND k.product = a.product
     GROUP BY ALL

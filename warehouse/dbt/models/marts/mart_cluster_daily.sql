@@ -12,19 +12,7 @@ seller AS (
         s.date,
         s.currency,
         count(DISTINCT s.product) AS seller_products,
-        sum(s.sales) AS sales,
-        CAST(sum(s.units) AS BIGINT) AS units,
-        CAST(sum(s.orders) AS BIGINT) AS orders,
-        CAST(sum(s.sessions) AS BIGINT) AS sessions,
-        CAST(sum(s.page_views) AS BIGINT) AS page_views,
-        CAST(sum(s.orders) FILTER (WHERE s.sessions IS NOT NULL) AS BIGINT) AS orders_with_traffic,
-        sum(s.buy_box_percentage * s.page_views)
-            FILTER (WHERE s.buy_box_percentage IS NOT NULL AND s.page_views IS NOT NULL)
-            AS buy_box_weighted,
-        CAST(sum(s.page_views) FILTER (WHERE s.buy_box_percentage IS NOT NULL) AS BIGINT)
-            AS buy_box_weight,
-        sum(s.b2b_sales) AS b2b_sales,
-        CAST(sum(s.b2b_units) AS BIGINT) AS b2b_units
+        {{ seller_sums('s.') }}
     FROM {{ source('lake', 'seller_product_metrics') }} AS s
     JOIN members AS m ON m.account_id = s.account_id AND m.product = s.product
     GROUP BY m.account_id, m.cluster, s.date, s.currency
@@ -36,12 +24,7 @@ ads AS (
         a.date,
         a.currency,
         count(DISTINCT a.product) AS advertised_products,
-        CAST(sum(a.impressions) AS BIGINT) AS ad_impressions,
-        CAST(sum(a.clicks) AS BIGINT) AS ad_clicks,
-        CAST(sum(a.orders) AS BIGINT) AS ad_orders,
-        CAST(sum(a.units) AS BIGINT) AS ad_units,
-        sum(a.cost) AS ad_spend,
-        sum(a.sales) AS ad_sales
+        {{ ad_sums('a.') }}
     FROM {{ source('lake', 'product_ad_metrics') }} AS a
     JOIN members AS m ON m.account_id = a.account_id AND m.product = a.product
     GROUP BY m.account_id, m.cluster, a.date, a.currency

@@ -12,20 +12,8 @@ WITH seller AS (
         any_value(connection) AS connection,
         any_value(country) AS country,
         count(*) AS seller_rows,
-        sum(sales) AS sales,
-        CAST(sum(units) AS BIGINT) AS units,
-        CAST(sum(orders) AS BIGINT) AS orders,
-        CAST(sum(sessions) AS BIGINT) AS sessions,
-        CAST(sum(page_views) AS BIGINT) AS page_views,
-        CAST(sum(orders) FILTER (WHERE sessions IS NOT NULL) AS BIGINT) AS orders_with_traffic,
-        sum(buy_box_percentage * page_views)
-            FILTER (WHERE buy_box_percentage IS NOT NULL AND page_views IS NOT NULL)
-            AS buy_box_weighted,
-        CAST(sum(page_views) FILTER (WHERE buy_box_percentage IS NOT NULL) AS BIGINT)
-            AS buy_box_weight,
-        CAST(sum(stock) AS BIGINT) AS stock,
-        sum(b2b_sales) AS b2b_sales,
-        CAST(sum(b2b_units) AS BIGINT) AS b2b_units
+        {{ seller_sums() }},
+        CAST(sum(stock) AS BIGINT) AS stock
     FROM {{ source('lake', 'seller_product_metrics') }}
     GROUP BY account_id, product, date, currency
 ),
@@ -37,12 +25,7 @@ ads AS (
         currency,
         any_value(asin) AS asin,
         count(*) AS product_ad_rows,
-        CAST(sum(impressions) AS BIGINT) AS ad_impressions,
-        CAST(sum(clicks) AS BIGINT) AS ad_clicks,
-        CAST(sum(orders) AS BIGINT) AS ad_orders,
-        CAST(sum(units) AS BIGINT) AS ad_units,
-        sum(cost) AS ad_spend,
-        sum(sales) AS ad_sales
+        {{ ad_sums() }}
     FROM {{ source('lake', 'product_ad_metrics') }}
     WHERE product IS NOT NULL
     GROUP BY account_id, product, date, currency
