@@ -9,6 +9,7 @@ DuckDB reads Parquet fast enough that a full rebuild costs seconds even for a ye
 `large` preset (see bench/RESULTS.md).
 """
 
+import contextlib
 import os
 import shutil
 import uuid
@@ -142,6 +143,8 @@ def build_warehouse(home: Path, tables: Iterable[TableSchema], run_id: str = "bu
             con.execute("CHECKPOINT")
         os.replace(building, target)
         shutil.rmtree(artifacts, ignore_errors=True)
+        with contextlib.suppress(OSError):  # kept while another build's artifacts are there
+            artifacts.parent.rmdir()
         return results
     finally:
         building.unlink(missing_ok=True)

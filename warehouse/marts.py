@@ -54,7 +54,11 @@ def prepared_manifest() -> Path:
 
 def build_marts(building: Path, artifacts: Path) -> list[Any]:
     """Build and test every model in the DuckDB file `building`; dbt's artifacts and log go to
-    `artifacts`. Returns dbt's node results; raises MartError naming what failed."""
+    `artifacts`. Returns dbt's node results; raises MartError naming what failed.
+
+    Both paths are made absolute: dbt reads a relative one against its project folder, and
+    `ADWH_HOME` is relative by default (`data`)."""
+    building, artifacts = building.resolve(), artifacts.resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
     if PARTIAL_PARSE.exists():  # parse only what changed since the definitions were loaded
         shutil.copy(PARTIAL_PARSE, artifacts / PARTIAL_PARSE.name)

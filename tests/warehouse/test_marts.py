@@ -469,6 +469,17 @@ def test_the_build_keeps_no_handle_on_the_warehouse_it_swapped_in(tmp_path):
     assert opened.returncode == 0, opened.stderr
 
 
+def test_a_relative_home_keeps_dbt_out_of_the_project(tmp_path, monkeypatch):
+    """ADWH_HOME is `data` by default: dbt must not read it against its own project folder."""
+    before = sorted(DBT_PROJECT.iterdir())
+    monkeypatch.chdir(tmp_path)
+    Path("data").mkdir()
+    build_warehouse(Path("data"), s.TABLES.values())
+    assert (tmp_path / "data" / "warehouse.duckdb").exists()
+    assert sorted(path.name for path in (tmp_path / "data").iterdir()) == ["warehouse.duckdb"]
+    assert sorted(DBT_PROJECT.iterdir()) == before
+
+
 def a_row_without_account(home: Path) -> None:
     """A campaign_metrics row with no account_id, written past the contracts (which refuse it),
     as a lake edited by hand or another writer might hold: the marts' not_null test fails."""
