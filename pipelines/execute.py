@@ -72,7 +72,8 @@ def _failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
 
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
     """Fill `summary` from the run's record: per table, the partitions' rows summed and the
-    run's own figures; the first failed step or failed contract check is the failure."""
+    run's own figures; the first failed step or failed check (contract or dbt test) is the
+    failure."""
     records = instance.get_records_for_run(run_id, of_type=OUTCOME_EVENTS, limit=1_000_000)
     lines: dict[str, TableLine] = {}
     failure = None

@@ -30,15 +30,17 @@ class MartError(RuntimeError):
         self.results = results
 
 
+# What dbt parses; its own output (target/, logs/) never makes the manifest stale.
+SOURCES = ("dbt_project.yml", "profiles.yml", "models", "macros")
+
+
 def _stale(manifest: Path) -> bool:
     if not manifest.exists():
         return True
     written = manifest.stat().st_mtime
-    return any(
-        path.stat().st_mtime > written
-        for path in DBT_PROJECT.rglob("*")
-        if path.is_file() and TARGET not in path.parents
-    )
+    inputs = [DBT_PROJECT / name for name in SOURCES]
+    files = [*inputs, *(path for folder in inputs if folder.is_dir() for path in folder.rglob("*"))]
+    return any(path.is_file() and path.stat().st_mtime > written for path in files)
 
 
 def prepared_manifest() -> Path:
