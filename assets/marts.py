@@ -53,15 +53,20 @@ class WarehouseTranslator(DagsterDbtTranslator):
 def warehouse_marts(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """Load the lake into a new DuckDB file, build and test the marts in it, swap it in; a
-    failed model or test leaves the old warehouse in place and fails the step naming it."""
-    home = warehouse.settings().home
+    """Load what changed in the lake into a copy of the warehouse, build and test the marts
+    in it, swap it in; a failed model or test leaves the old warehouse in place and fails the
+    step naming it."""
+    destination = warehouse.destination()
     try:
-        results = build_warehouse(home, TABLES, run_id=context.run.run_id)
+        built = build_warehouse(
+            destination.home, destination.lake, TABLES, run_id=context.run.run_id
+        )
     except MartError as error:
         yield from _reported(context, error.results, only=dg.AssetCheckResult)
         raise
-    yield from _reported(context, results)
+    read = [f"{t.table}: {'all' if t.whole else t.days} days" for t in built.loaded if t.days]
+    context.log.info(f"loaded from the lake: {'; '.join(read) or 'nothing changed'}")
+    yield from _reported(context, built.results)
 
 
 def _reported(

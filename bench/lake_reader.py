@@ -1,10 +1,10 @@
 """A reader in another process: what an analyst or a BI tool sees while `adwh run` writes.
 
-It polls every date partition of the lake (one DuckDB read of its Parquet files) and the DuckDB
-warehouse until told to stop, and records every read that fails, every partition that differs
-from the same partition of a clean run, every partition that vanishes, and every opening of the
-warehouse whose tables do not have a clean run's rows. It imports only DuckDB, so it starts in
-a fraction of a second.
+It polls the lake's tables through their Delta log (the version current at each read, as any
+engine reading the table format does) and the DuckDB warehouse until told to stop, and records
+every read that fails, every partition (table and day) that differs from the same partition of a
+clean run, every partition that vanishes, and every opening of the warehouse whose tables do not
+have a clean run's rows.
 
     python -m bench.lake_reader HOME CLEAN_HOME STOP_FILE REPORT_FILE
 """
@@ -16,18 +16,42 @@ import time
 from pathlib import Path
 
 import duckdb
+import pyarrow.dataset as pads
+
+from warehouse.lake import Lake
 
 WAREHOUSE = "warehouse.duckdb"
 
 
-def partition_digest(con: duckdb.DuckDBPyConnection, folder: Path) -> tuple[int, str]:
-    """Rows and md5 of the sorted rows of one partition, without the fetch time."""
-    return con.sql(
-        "SELECT count(*), md5(coalesce(string_agg(CAST(t AS VARCHAR), chr(10) "
-        "ORDER BY CAST(t AS VARCHAR)), '')) FROM (SELECT * EXCLUDE (_extracted_at) FROM "
-        f"read_parquet('{folder}/**/*.parquet', hive_partitioning = true, "
-        "union_by_name = true)) t"
-    ).fetchall()[0]
+def partition_digests(
+    con: duckdb.DuckDBPyConnection, rows: pads.Dataset, day: str | None = None
+) -> list[tuple[str, int, str]]:
+    """(day, rows, md5 of the sorted rows without the fetch time) per day of a table's
+    dataset, or of `day` only."""
+    con.register("lake_rows", rows)
+    try:
+        where = f"WHERE date = DATE '{day}'" if day else ""
+        return con.sql(
+            "SELECT d, count(*), md5(string_agg(r, chr(10) ORDER BY r)) FROM ("
+            "SELECT CAST(date AS VARCHAR) AS d, CAST(t AS VARCHAR) AS r FROM ("
+            f"SELECT * EXCLUDE (_extracted_at) FROM lake_rows {where}) t) GROUP BY d"
+        ).fetchall()
+    finally:
+        con.unregister("lake_rows")
+
+
+def partitions(lake: Lake) -> set[tuple[str, str]]:
+    """(table, day) of every partition the lake's current versions hold."""
+    found = set()
+    for table in lake.tables():
+        snapshot = lake.snapshot(table)
+        found |= {(table, day.isoformat()) for day in snapshot.files.values()}
+    return found
+
+
+def digest(con: duckdb.DuckDBPyConnection, lake: Lake, table: str, day: str) -> tuple[int, str]:
+    found = partition_digests(con, lake.dataset(table), day)
+    return (found[0][1], found[0][2]) if found else (0, "")
 
 
 def table_counts(path: Path) -> dict[str, int]:
@@ -37,39 +61,44 @@ def table_counts(path: Path) -> dict[str, int]:
             row[0]
             for row in con.sql(
                 "SELECT table_name FROM information_schema.tables "
-                "WHERE table_type = 'BASE TABLE' ORDER BY 1"
+                "WHERE table_type = 'BASE TABLE' AND table_name <> '_lake_files' ORDER BY 1"
             ).fetchall()
         ]
         return {n: con.sql(f'SELECT count(*) FROM "{n}"').fetchall()[0][0] for n in names}
 
 
 def watch(home: Path, clean: Path, stop: Path, report: Path) -> None:
-    lake, clean_lake = home / "lake", clean / "lake"
+    lake, clean_lake = Lake(home / "lake"), Lake(clean / "lake")
     con = duckdb.connect()
-    expected: dict[Path, tuple[int, str] | None] = {}
+    expected: dict[tuple[str, str], tuple[int, str]] = {}
     clean_counts = table_counts(clean / WAREHOUSE)
-    seen: set[Path] = set()
+    seen: set[tuple[str, str]] = set()
     problems: list[str] = []
     reads = warehouse_reads = sweeps = 0
     rng = random.Random(0)
     report.write_text(json.dumps({"ready": True}))
     while not stop.exists():
         sweeps += 1
-        present = {p.relative_to(lake) for p in lake.glob("*/date=*")}
+        try:
+            present = partitions(lake)
+        except Exception as error:
+            problems.append(f"the lake's log could not be read: {str(error).splitlines()[0]}")
+            continue
         problems += [f"{gone}: the partition vanished" for gone in sorted(seen - present)]
         seen |= present
-        for rel in rng.sample(sorted(present), min(len(present), 12)):
-            if rel not in expected:
-                exists = (clean_lake / rel).is_dir()
-                expected[rel] = partition_digest(con, clean_lake / rel) if exists else None
+        for table, day in rng.sample(sorted(present), min(len(present), 12)):
+            if (table, day) not in expected:
+                expected[table, day] = digest(con, clean_lake, table, day)
             try:
-                got = partition_digest(con, lake / rel)
-            except (duckdb.Error, OSError) as error:
-                problems.append(f"{rel}: the read failed: {str(error).splitlines()[0]}")
+                got = digest(con, lake, table, day)
+            except Exception as error:
+                problems.append(f"{table}/{day}: the read failed: {str(error).splitlines()[0]}")
                 continue
             reads += 1
-            if got != expected[rel]:
-                problems.append(f"{rel}: {got[0]} rows, a clean run has {expected[rel]}")
+            if got != expected[table, day]:
+                problems.append(
+                    f"{table}/{day}: {got[0]} rows, a clean run has {expected[table, day][0]}"
+                )
         if (home / WAREHOUSE).exists():
             try:
                 counts = table_counts(home / WAREHOUSE)

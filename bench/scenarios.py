@@ -26,12 +26,13 @@ from pathlib import Path
 
 import duckdb
 
-from bench.lake_reader import WAREHOUSE
+from bench.lake_reader import WAREHOUSE, partition_digests
 from pipelines import execute
 from pipelines.cli import main
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
+from warehouse.lake import Lake
 
 REPO = Path(__file__).resolve().parents[1]
 # The day every scenario runs on (ADWH_TODAY), as the tests fix it.
@@ -205,20 +206,14 @@ def warehouse_digest(home: Path) -> dict[str, tuple[int, str]]:
 
 
 def lake_digest(home: Path) -> dict[str, tuple[int, str]]:
-    """Every lake partition (table/date=…): its rows and the md5 of them, sorted, without
-    `_extracted_at`. One query per table (a query per partition costs seconds per home)."""
-    lake, digest = home / "lake", {}
+    """Every lake partition (table/date=…) as the Delta log has it: its rows and the md5 of
+    them, sorted, without `_extracted_at`. One query per table."""
+    lake, digest = Lake(home / "lake"), {}
     with duckdb.connect() as con:
-        for table in sorted(p for p in lake.glob("*") if any(p.glob("date=*/**/*.parquet"))):
+        for table in lake.tables():
             digest |= {
-                f"{table.name}/date={day}": (rows, md5)
-                for day, rows, md5 in con.sql(
-                    "SELECT d, count(*), md5(string_agg(r, chr(10) ORDER BY r)) FROM ("
-                    "SELECT CAST(date AS VARCHAR) AS d, CAST(t AS VARCHAR) AS r FROM ("
-                    "SELECT * EXCLUDE (_extracted_at) FROM "
-                    f"read_parquet('{table}/date=*/**/*.parquet', hive_partitioning = true, "
-                    "union_by_name = true)) t) GROUP BY d"
-                ).fetchall()
+                f"{table}/date={day}": (rows, md5)
+                for day, rows, md5 in partition_digests(con, lake.dataset(table))
             }
     return digest
 
@@ -324,14 +319,14 @@ def pages_landed(home: Path) -> bool:
 
 
 def partitions_published(count: int) -> Trigger:
-    """The run has swapped `count` partitions into the lake (folders newer than its start)."""
+    """The run has written `count` partition files into the lake (newer than its start)."""
     since: list[int] = []
 
     def trigger(home: Path) -> bool:
         if not since:
             since.append(time.time_ns())
-        fresh = (p for p in (home / "lake").glob("*/date=*") if p.stat().st_mtime_ns > since[0])
-        return sum(1 for _ in fresh) >= count
+        files = (home / "lake").glob("*/date=*/**/*.parquet")
+        return sum(1 for p in files if p.stat().st_mtime_ns > since[0]) >= count
 
     return trigger
 

@@ -51,6 +51,22 @@ def parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the last 30 days on the sandbox and show a table")
     demo.add_argument("--days", type=int, default=30)
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
+    history = commands.add_parser("history", help="the versions of a lake table")
+    history.add_argument("table")
+    history.add_argument("--limit", type=int, help="the newest N versions only")
+    lake = commands.add_parser("lake", help="the lake's housekeeping, time travel, migration")
+    lake_commands = lake.add_subparsers(dest="lake_command", required=True)
+    optimize = lake_commands.add_parser("optimize", help="compact each partition's small files")
+    optimize.add_argument("tables", nargs="*", help="default: every table")
+    vacuum = lake_commands.add_parser("vacuum", help="remove files of versions no longer kept")
+    vacuum.add_argument("tables", nargs="*", help="default: every table")
+    vacuum.add_argument("--keep-hours", type=int, help="default: ADWH_LAKE_KEEP_HOURS (0)")
+    export = lake_commands.add_parser("export", help="a table as of a version, to Parquet")
+    export.add_argument("table")
+    export.add_argument("--version", type=int, required=True)
+    export.add_argument("--output", type=Path, required=True)
+    migrate = lake_commands.add_parser("migrate", help="convert a Hive Parquet lake to Delta")
+    migrate.add_argument("--from", dest="source", type=Path, help="default: $ADWH_HOME/lake")
     sandbox = commands.add_parser("sandbox", help="the embedded sandbox service")
     sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
     serve = sandbox_commands.add_parser("serve", help="serve the sandbox on 127.0.0.1")
@@ -68,10 +84,12 @@ def parser() -> argparse.ArgumentParser:
 
 def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
     """The dates a run covers: as given, or the daily run's yesterday plus lookback."""
+    from pipelines.destination import Destination
     from pipelines.partitions import FIRST_PARTITION, daily_range, pending_economics_since
 
     if start is None and end is None:
-        return daily_range(settings.today, pending_economics_since(settings.home))
+        lake = Destination.of(settings).lake
+        return daily_range(settings.today, pending_economics_since(lake))
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:
@@ -218,6 +236,24 @@ def command_serve(settings: Settings, port: int, preset: str, key: str, variant:
     return 0
 
 
+def lake_command(settings: Settings, args: argparse.Namespace) -> int:
+    from pipelines import lake_commands as run
+    from warehouse.migrate import MigrationError
+
+    try:
+        if args.command == "history":
+            return run.command_history(settings, args.table, args.limit)
+        if args.lake_command == "optimize":
+            return run.command_optimize(settings, args.tables)
+        if args.lake_command == "vacuum":
+            return run.command_vacuum(settings, args.tables, args.keep_hours)
+        if args.lake_command == "export":
+            return run.command_export(settings, args.table, args.version, args.output)
+        return run.command_migrate(settings, args.source)
+    except (run.LakeCommandError, MigrationError) as error:
+        raise UsageError(str(error)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
@@ -234,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             return command_demo(settings, args.days)
         if args.command == "check":
             return command_check(settings)
+        if args.command in ("history", "lake"):
+            return lake_command(settings, args)
         return command_serve(settings, args.port, args.preset, args.key, args.variant)
     except (ConfigurationError, UsageError) as error:
         print(f"adwh: {error}", file=sys.stderr)

@@ -35,8 +35,8 @@ daily_job = dg.define_asset_job(
     "or with `dagster schedule start daily_schedule`.",
 )
 def daily_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-    home = WarehouseResource().settings().home
-    start, end = daily_range(context.scheduled_execution_time.date(), pending_economics_since(home))
+    lake = WarehouseResource().destination().lake
+    start, end = daily_range(context.scheduled_execution_time.date(), pending_economics_since(lake))
     return dg.RunRequest(run_key=f"daily-{end}", tags=range_tags(start, end))
 
 

@@ -1,10 +1,13 @@
-"""Everything a run writes, under `$ADWH_HOME`: raw pages, the lake, the schema log."""
+"""Everything a run writes: raw pages, the schema log and spools under `$ADWH_HOME`; the lake
+there too, or at `ADWH_LAKE_URL`."""
 
+import shutil
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
 from pathlib import Path
 
+from pipelines.settings import HomeSettings
 from pipelines.sources.model import Context
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
@@ -15,10 +18,16 @@ from warehouse.secrets import pseudonym_key
 @dataclass(frozen=True)
 class Destination:
     home: Path
+    lake_url: str | None = None
+    lake_keep_hours: int = 0
+
+    @classmethod
+    def of(cls, settings: HomeSettings) -> "Destination":
+        return cls(settings.home, settings.lake_url, settings.lake_keep_hours)
 
     @property
     def lake(self) -> Lake:
-        return Lake(self.home / "lake", self.home / "staging")
+        return Lake(self.lake_url or self.home / "lake", self.lake_keep_hours)
 
     @property
     def raw(self) -> RawStore:
@@ -27,6 +36,10 @@ class Destination:
     @property
     def staging(self) -> Path:
         return self.home / "staging"
+
+    def clean_staging(self) -> None:
+        """Remove the spools a crashed run left behind."""
+        shutil.rmtree(self.staging, ignore_errors=True)
 
     @cached_property
     def schemas(self) -> SchemaLog:

@@ -129,7 +129,7 @@ def run_pipeline(
     from_raw: bool = False,
 ) -> RunSummary:
     """One run of the `daily` job over [start, end]: from the service, or from raw pages."""
-    Destination(settings.home).lake.clean_staging()
+    Destination.of(settings).clean_staging()
     summary = RunSummary(start, end)
     run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
     command = "rebuild" if from_raw else "run"

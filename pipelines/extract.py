@@ -18,7 +18,7 @@ from pipelines.session import Session
 from pipelines.sources.model import Source
 from pipelines.stages.land import land, reread
 from pipelines.stages.outcome import Outcomes, new_outcomes
-from pipelines.stages.publish import publish
+from pipelines.stages.publish import Covered, publish
 from pipelines.stages.typed import Origin, Typist, spools
 
 
@@ -46,7 +46,9 @@ async def extract_source(
                 pages = source.stream(session, account, first, last)
                 landed = land(dest.raw, folder, pages, extracted_at, context)
                 await typist.type_stream(landed, Origin(account.id, extracted_at, context))
-            publish(dest, source, tables, days_of(first, last), outcomes)
+            accounts = [account.id for account in session.accounts]
+            publish(dest, source, tables, Covered(days_of(first, last), accounts, run_id), outcomes)
+    dest.lake.tidy(output.schema.name for output in source.outputs)
     return outcomes
 
 
@@ -89,5 +91,8 @@ def rebuild_source(
                 origin = Origin(fetch.account, extracted_at.astimezone(UTC), context)
                 pages = reread(dest.raw, fetch, context.pseudonym_key)
                 typist.type_pages(pages, origin, keep=fetch.days if source.dated else None)
-            publish(dest, source, tables, days if source.dated else days[-1:], outcomes)
+            accounts = sorted({fetch.account for fetch in fetches})
+            covered = Covered(days if source.dated else days[-1:], accounts, run_id)
+            publish(dest, source, tables, covered, outcomes)
+    dest.lake.tidy(output.schema.name for output in source.outputs)
     return outcomes

@@ -1,7 +1,6 @@
 """Daily partitions, the daily run's range, and how backfills are cut into runs."""
 
 from datetime import date, timedelta
-from pathlib import Path
 
 import dagster as dg
 
@@ -41,7 +40,6 @@ def range_tags(start: date, end: date) -> dict[str, str]:
     return {RANGE_START_TAG: start.isoformat(), RANGE_END_TAG: end.isoformat()}
 
 
-def pending_economics_since(home: Path) -> date | None:
+def pending_economics_since(lake: Lake) -> date | None:
     """The oldest day whose seller economics the lake still holds as pending."""
-    lake = Lake(home / "lake", home / "staging")
     return lake.earliest("seller_product_metrics", "economics_status = 'pending'")

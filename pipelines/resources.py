@@ -13,16 +13,24 @@ from pipelines.settings import DEFAULT_PRESET, Settings, load_settings
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """Where a run writes (`ADWH_HOME`) and the reference date it runs for (`ADWH_TODAY`)."""
+    """Where a run writes (`ADWH_HOME`, `ADWH_LAKE_URL`), how much of the lake's history it
+    keeps (`ADWH_LAKE_KEEP_HOURS`) and the reference date it runs for (`ADWH_TODAY`)."""
 
     home: str | None = None
+    lake_url: str | None = None
+    lake_keep_hours: int | None = None
     today: str | None = None
 
     def settings(self) -> Settings:
-        return load_settings(ADWH_HOME=self.home, ADWH_TODAY=self.today)
+        return load_settings(
+            ADWH_HOME=self.home,
+            ADWH_LAKE_URL=self.lake_url,
+            ADWH_LAKE_KEEP_HOURS=self.lake_keep_hours,
+            ADWH_TODAY=self.today,
+        )
 
     def destination(self) -> Destination:
-        return Destination(self.settings().home)
+        return Destination.of(self.settings())
 
 
 class ServiceResource(dg.ConfigurableResource):
@@ -60,5 +68,7 @@ class ServiceResource(dg.ConfigurableResource):
             ADS_API_KEY=self.api_key,
             ADS_ACCOUNT_IDS=self.account_ids,
             ADWH_HOME=warehouse.home,
+            ADWH_LAKE_URL=warehouse.lake_url,
+            ADWH_LAKE_KEEP_HOURS=warehouse.lake_keep_hours,
             ADWH_TODAY=warehouse.today,
         )

@@ -138,3 +138,57 @@ def _readable(path: Path) -> str:
             tables = con.sql("SELECT table_name FROM information_schema.tables").fetchall()
             return repr([con.sql(f'SELECT * FROM "{t}"').fetchall() for (t,) in tables])
     return data.decode(errors="replace")
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3-compatible server (moto's, over HTTP) on 127.0.0.1, in its own process: an
+    in-process server would wait on the GIL that delta-rs holds while it calls it."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(endpoint, timeout=1)
+            break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    try:
+        yield endpoint
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.fixture
+def s3_lake(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`s3://<a fresh bucket>/lake` on the local server, its credentials in the standard AWS
+    environment variables (as a user would set them)."""
+    import uuid
+
+    import boto3
+
+    env = {
+        "AWS_ENDPOINT_URL": s3_endpoint,
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/lake"

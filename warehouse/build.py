@@ -1,12 +1,12 @@
-"""The DuckDB warehouse, rebuilt from the lake and swapped into place.
+"""The DuckDB warehouse, brought up to date from the lake in a copy and swapped into place.
 
 Analysts keep `warehouse.duckdb` open for hours, and DuckDB lets no process write a file that
-another holds. So a run never writes the file analysts read: it builds a new file beside it from
-the lake (the source of truth), has the marts built in it (dbt, `warehouse/dbt`), and renames it
-over the old one. Open sessions keep reading the old file; new ones see the new one; a crash or a
-failed mart test leaves the old file untouched and a temporary file that the next build removes.
-DuckDB reads Parquet fast enough that a full rebuild costs seconds even for a year of the
-`large` preset (see bench/RESULTS.md).
+another holds. So a run never writes the file analysts read: it copies it beside itself, loads
+into the copy only the days whose lake files changed (`warehouse/load.py`), has the marts built
+in it (dbt, `warehouse/dbt`), and renames it over the old one. Open sessions keep reading the old
+file, a consistent state; new ones see the new one; a crash or a failed mart test leaves the old
+file untouched and a temporary file that the next build removes. Copying a file costs a small
+fraction of reading the years it holds again (see bench/RESULTS.md).
 """
 
 import contextlib
@@ -14,14 +14,17 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from warehouse.lake import Lake
+from warehouse.load import Loaded, refresh, sql_string
 from warehouse.marts import build_marts
 from warehouse.schema_log import SchemaLog
-from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
+from warehouse.schemas import TableSchema
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -30,49 +33,9 @@ WAREHOUSE_FILE = "warehouse.duckdb"
 BUILD_CONFIG = {"memory_limit": "256MB", "preserve_insertion_order": False}
 
 
-def sql_string(text: str) -> str:
-    """A SQL string literal (COMMENT ON takes no bound parameters)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def ddl(schema: TableSchema) -> str:
-    columns = ", ".join(f'"{c.name}" {DUCKDB_TYPES[c.kind]}' for c in schema.columns)
-    return f'CREATE TABLE "{schema.name}" ({columns})'
-
-
-def _load(con: duckdb.DuckDBPyConnection, lake: Path, schema: TableSchema) -> None:
-    con.execute(ddl(schema))
-    con.execute(f'COMMENT ON TABLE "{schema.name}" IS {sql_string(schema.description)}')
-    files = lake / schema.name
-    if not any(files.glob("date=*/**/*.parquet")):
-        return
-    source = (
-        f"read_parquet('{files}/**/*.parquet', hive_partitioning = true, union_by_name = true, "
-        f"hive_types = {{'date': 'DATE', 'currency': 'VARCHAR'}})"
-        if schema.layout is Layout.DAILY_FACT
-        else f"read_parquet('{files}/**/*.parquet', hive_partitioning = true, "
-        f"union_by_name = true, hive_types = {{'date': 'DATE'}})"
-    )
-    # A column the service added after the last partition was written is in the schema and in
-    # no file yet: it loads as NULL, like the partitions written before it existed.
-    held = {row[0] for row in con.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    columns = ", ".join(f'"{name}"' for name in schema.column_names)
-    values = ", ".join(
-        f'"{c.name}"' if c.name in held else f"CAST(NULL AS {DUCKDB_TYPES[c.kind]})"
-        for c in schema.columns
-    )
-    if schema.layout is Layout.SNAPSHOT:
-        query = (
-            f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source} '
-            f"WHERE date = (SELECT max(date) FROM {source})"
-        )
-    else:
-        query = f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source}'
-    con.execute(query)
-
-
 def _schema_changes(con: duckdb.DuckDBPyConnection, log: SchemaLog) -> None:
     """The log of columns the service added or widened, as a table analysts can query."""
+    con.execute("DROP TABLE IF EXISTS schema_changes")
     con.execute(SCHEMA_CHANGES_DDL)
     con.execute(f"COMMENT ON TABLE schema_changes IS {sql_string(SCHEMA_CHANGES_COMMENT)}")
     rows = [
@@ -122,9 +85,19 @@ def functions_sql() -> str:
     )
 
 
-def build_warehouse(home: Path, tables: Iterable[TableSchema], run_id: str = "build") -> list[Any]:
-    """Build `warehouse.duckdb` from `home/lake` with its marts (dbt), and swap it in; return
-    dbt's node results. When a model or test fails, the old warehouse stays as it was and
+@dataclass(frozen=True)
+class Built:
+    """What a build did: each table's load, and dbt's node results (models and tests)."""
+
+    loaded: list[Loaded]
+    results: list[Any]
+
+
+def build_warehouse(
+    home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str = "build"
+) -> Built:
+    """Bring `warehouse.duckdb` in `home` up to `lake` with its marts (dbt), and swap it in.
+    When a model or test fails, the old warehouse stays as it was and
     MartError names the failure; dbt's artifacts stay in `home/dbt/<run_id>` for a look."""
     target = home / WAREHOUSE_FILE
     for stale in home.glob(f"{WAREHOUSE_FILE}.building-*"):
@@ -132,10 +105,11 @@ def build_warehouse(home: Path, tables: Iterable[TableSchema], run_id: str = "bu
     building = home / f"{WAREHOUSE_FILE}.building-{uuid.uuid4().hex}"
     artifacts = home / "dbt" / run_id
     try:
+        if target.exists():
+            shutil.copyfile(target, building)
         log = SchemaLog(home)
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-            for schema in tables:
-                _load(con, home / "lake", log.schema(schema))
+            loaded = [refresh(con, lake, log.schema(schema)) for schema in tables]
             _schema_changes(con, log)
             con.execute(functions_sql())
         results = build_marts(building, artifacts)
@@ -145,7 +119,7 @@ def build_warehouse(home: Path, tables: Iterable[TableSchema], run_id: str = "bu
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return results
+        return Built(loaded, results)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)

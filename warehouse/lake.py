@@ -1,145 +1,324 @@
-"""The Parquet lake: Hive partitions published atomically, one date directory at a time.
+"""The lake: one Delta Lake table per contract table, Parquet in `date=`/`currency=` folders.
 
-Polars writes the partitioned dataset into a staging folder beside the table; each date
-directory is then swapped into place with renames. A reader sees the old or the new partition,
-never a half-written one, and a crash leaves only a staging folder that the next run removes.
-Dates in the published range that have no rows lose their old partition: re-materializing a
-range replaces exactly those partitions.
+Delta Lake (delta-rs, no catalog server) gives the lake what renames on a local disk could not:
+every publish is one atomic commit that replaces exactly the rows a run covers (its accounts
+and days, by predicate), writers in several processes or machines land side by side (each
+commit retries on a conflict that does not touch its rows), the table lives on a local disk or
+on any S3-compatible store, a column the service adds merges into the table's schema, and every
+earlier version stays readable until it is vacuumed.
+
+A reader that globs the Parquet files instead of reading the Delta log sees every file still
+on disk: after a publish, the replaced files too, until `vacuum` removes them. So `tidy` vacuums
+after each run unless the user keeps history (`ADWH_LAKE_KEEP_HOURS`).
 """
 
-import ctypes
-import errno
-import os
-import shutil
-import uuid
-from collections.abc import Iterable
-from datetime import date
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from tenacity import (
+    retry,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
 
-from warehouse.schemas import Layout, TableSchema
+from warehouse.schemas import TABLES, TableSchema
 
-_RENAME_EXCHANGE = 2  # renameat2(2) flag: swap two paths in one step
-_AT_FDCWD = -100
+# Concurrent writers to one table: each commit that finds a newer version re-checks its
+# predicate against it and retries; with a few dozen runs at once, more than delta-rs' default.
+COMMIT_RETRIES = 50
+# Files the log does not name (a writer killed before its commit) are removed by a full vacuum
+# once they are this old: younger ones may belong to a writer still at work in another process.
+ORPHAN_HOURS = 1
 
 
-def _exchange(first: Path, second: Path) -> bool:
-    """Swap two directories atomically (Linux renameat2 RENAME_EXCHANGE); False where the
-    system cannot, and the caller falls back to two renames. With two renames a reader can
-    glob between them and find the partition missing, and a crash there loses it until the
-    next run."""
-    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
-    if renameat2 is None:
-        return False
-    done = renameat2(
-        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
-    )
-    if done == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(second))
+def sql_literal(value: object) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def replaced_rows(accounts: Iterable[str], days: Iterable[date]) -> str:
+    """The predicate of what a publish replaces: these accounts' rows on these days."""
+    account_list = ", ".join(sql_literal(a) for a in sorted(set(accounts)))
+    day_list = ", ".join(sql_literal(d.isoformat()) for d in sorted(set(days)))
+    return f"account_id IN ({account_list}) AND date IN ({day_list})"
+
+
+def lake_columns(schema: TableSchema) -> dict[str, pl.DataType]:
+    """The columns a table holds in the lake: a column the service has only sent as null has
+    no type yet and Delta Lake cannot hold a typeless column, so it joins the table with its
+    first value (readers of the warehouse see it as NULL until then). Current-state tables
+    keep one snapshot per day, dated by the day it was taken."""
+    columns = {name: t for name, t in schema.polars_schema.items() if t != pl.Null()}
+    return columns if "date" in columns else {**columns, "date": pl.Date()}
+
+
+@dataclass(frozen=True)
+class Version:
+    """One commit of a lake table, as `adwh history` lists it."""
+
+    version: int
+    timestamp: datetime
+    operation: str
+    predicate: str
+    rows_written: int | None
+    files_added: int | None
+    files_removed: int | None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One version of a table: its data files, each with its day, and its rows to read."""
+
+    version: int
+    files: dict[str, date]
+    rows: pads.Dataset
+
+
+@dataclass(frozen=True)
+class FileStats:
+    files: int
+    median_bytes: int
+    total_bytes: int
 
 
 class Lake:
-    def __init__(self, root: Path, staging: Path) -> None:
-        self.root = root
-        self.staging = staging  # on the same file system, so that renames are atomic
+    """The Delta tables under one URL: a local folder or `s3://bucket/prefix`."""
 
-    def table_dir(self, schema: TableSchema) -> Path:
-        return self.root / schema.name
+    def __init__(self, url: str | Path, keep_hours: int = 0) -> None:
+        self.url = str(url).rstrip("/")
+        self.keep_hours = keep_hours
 
-    def publish(self, schema: TableSchema, frame: pl.DataFrame, dates: Iterable[date]) -> int:
-        """Replace the partitions of `dates` with `frame`'s rows; return files written."""
-        table_dir = self.table_dir(schema)
-        staging = self.staging / f"{schema.name}-{uuid.uuid4().hex}"
+    @property
+    def remote(self) -> bool:
+        return "://" in self.url
+
+    def uri(self, table: str) -> str:
+        return f"{self.url}/{table}"
+
+    def table(self, name: str, version: int | None = None) -> DeltaTable | None:
+        """The Delta table `name` (as of `version`), or None before its first publish."""
         try:
-            files = self._write(schema, frame, staging)
-            table_dir.mkdir(parents=True, exist_ok=True)
-            for day in sorted(set(dates)):
-                self._swap(
-                    staging / f"date={day.isoformat()}", table_dir / f"date={day.isoformat()}"
-                )
-            return files
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            return DeltaTable(self.uri(name), version=version)
+        except TableNotFoundError:
+            return None
 
-    def _write(self, schema: TableSchema, frame: pl.DataFrame, staging: Path) -> int:
-        """Write `frame` as Hive partitions under `staging`; return the files written.
-
-        Polars' partitioned sink streams each partition to its file: pyarrow's dataset writer
-        kept a writer and its buffers per partition, hundreds of MB for a month of a large
-        account's seller rows. The keys live in the folder names only, as BI tools expect."""
-        if frame.is_empty():
-            return 0
-        written: list[str] = []
-        frame.with_columns(pl.col("date").cast(pl.String)).lazy().sink_parquet(
-            pl.PartitionBy(staging, key=list(schema.lake_partitions), include_key=False),
-            mkdir=True,
-            sinked_paths_callback=lambda sunk: written.extend(p.path for p in sunk.paths),
+    def tables(self) -> list[str]:
+        """The contract tables the lake holds."""
+        if self.remote:
+            return [name for name in TABLES if self.table(name) is not None]
+        root = Path(self.url)
+        return sorted(
+            p.name for p in root.glob("*") if p.name in TABLES and (p / "_delta_log").is_dir()
         )
-        return len(written)
 
-    def _swap(self, staged: Path, target: Path) -> None:
-        if staged.exists() and target.exists() and _exchange(staged, target):
-            shutil.rmtree(staged, ignore_errors=True)  # it now holds the old partition
+    def publish(
+        self,
+        schema: TableSchema,
+        frame: pl.DataFrame,
+        days: Iterable[date],
+        accounts: Iterable[str],
+        run_id: str = "",
+    ) -> int:
+        """Replace `accounts`' rows on `days` with `frame`, in one commit; return the files
+        written (one per partition). Days of those accounts with no row in `frame` lose
+        what they held: re-materializing a range replaces exactly it."""
+        days, accounts = sorted(set(days)), sorted(set(accounts))
+        if not days or not accounts:
+            return 0
+        data = frame.select(pl.col(name).cast(t) for name, t in lake_columns(schema).items())
+        self._replace(schema, data, replaced_rows(accounts, days), run_id)
+        return data.select(schema.lake_partitions).n_unique() if data.height else 0
+
+    @retry(
+        retry=retry_if_exception_type(CommitFailedError),
+        stop=stop_after_attempt(5),
+        wait=wait_random_exponential(multiplier=0.05, max=2),
+        reraise=True,
+    )
+    def _replace(
+        self, schema: TableSchema, data: pl.DataFrame, predicate: str, run_id: str
+    ) -> None:
+        """One commit replacing the rows of `predicate` by `data`. delta-rs retries a commit
+        that meets a newer version it does not conflict with; what it cannot retry (two writers
+        creating the table, a schema merged meanwhile) is tried again here on the new version."""
+        commit = CommitProperties(
+            custom_metadata={"adwh.run_id": run_id} if run_id else None,
+            max_commit_retries=COMMIT_RETRIES,
+        )
+        existing = self.table(schema.name)
+        if data.is_empty():
+            if existing is not None:
+                existing.delete(predicate, commit_properties=commit)
             return
-        trash = self.staging / f"trash-{uuid.uuid4().hex}"
-        if target.exists():
-            trash.parent.mkdir(parents=True, exist_ok=True)
-            target.rename(trash)
-        if staged.exists():
-            staged.rename(target)
-        shutil.rmtree(trash, ignore_errors=True)
+        write_deltalake(
+            existing if existing is not None else self.uri(schema.name),
+            data.to_arrow(),
+            mode="overwrite",
+            predicate=predicate if existing is not None else None,
+            partition_by=list(schema.lake_partitions),
+            schema_mode="merge",
+            commit_properties=commit,
+        )
 
     def conform(self, schema: TableSchema) -> int:
-        """Rewrite the partitions whose files lack a column of `schema`, or hold it in a
-        narrower type, so that every file has every column; return the partitions rewritten.
+        """Rewrite the table in `schema`'s columns when its files lack one or hold one in a
+        narrower type; return the files rewritten.
 
-        Plain Parquet readers (DuckDB's `read_parquet`, `pyarrow.dataset`, Polars) take the
-        schema of one file and fail or drop a column that others lack; after the service adds
-        a field (schema evolution), older partitions get it as NULL, once, here. Each
-        partition is republished whole, like any other."""
-        table_dir = self.table_dir(schema)
-        wanted = {
-            name: dtype
-            for name, dtype in schema.polars_schema.items()
-            if name not in schema.lake_partitions
-        }
-        rewritten = 0
-        for folder in sorted(table_dir.glob("date=*")):
-            files = sorted(folder.rglob("*.parquet"))
-            if all(dict(pl.read_parquet_schema(path)) == wanted for path in files):
-                continue
-            day = date.fromisoformat(folder.name.removeprefix("date="))
-            parts = [
-                schema.conformed(pl.scan_parquet(path, hive_partitioning=True)) for path in files
-            ]
-            self.publish(schema, pl.concat(parts).collect(), [day])
-            rewritten += 1
-        return rewritten
+        Delta readers would read a missing column as NULL, but a plain Parquet reader takes the
+        schema of one file and fails or drops a column that others lack, and Delta Lake cannot
+        widen a column's type in place. So after the service adds or widens a field, the whole
+        table is rewritten once, in one commit, every file with every column."""
+        table = self.table(schema.name)
+        if table is None:
+            return 0
+        held = dict(pl.scan_delta(table).collect_schema())
+        if all(held.get(name) == kind for name, kind in lake_columns(schema).items()):
+            return 0
+        batches = table.to_pyarrow_dataset().to_batches()
+        return self.replace(schema, batches, table)
 
-    def earliest(self, table: str, condition: str) -> date | None:
-        """The first date of `table` with a row meeting `condition` (SQL), or None."""
-        files = self.root / table
-        if not any(files.glob("date=*/**/*.parquet")):
+    def replace(
+        self,
+        schema: TableSchema,
+        batches: Iterable[pa.RecordBatch],
+        table: DeltaTable | None = None,
+    ) -> int:
+        """Replace the whole table by `batches` in `schema`'s lake columns, in one commit, one
+        batch in memory at a time; return the files it then has."""
+        columns = lake_columns(schema)
+        target = pa.schema(pl.DataFrame(schema=columns).to_arrow().schema)
+        write_deltalake(
+            table if table is not None else self.uri(schema.name),
+            pa.RecordBatchReader.from_batches(target, _conformed(batches, schema, target)),
+            mode="overwrite",
+            schema_mode="overwrite",
+            partition_by=list(schema.lake_partitions),
+            commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES),
+        )
+        return len(self.table(schema.name).file_uris())
+
+    def dataset(self, name: str, version: int | None = None) -> pads.Dataset | None:
+        """The table as a PyArrow dataset (DuckDB and Polars read it without a Delta
+        extension), or None before its first publish."""
+        table = self.table(name, version)
+        return table.to_pyarrow_dataset() if table is not None else None
+
+    def snapshot(self, name: str) -> Snapshot | None:
+        """The current version of table `name`, or None before its first publish."""
+        table = self.table(name)
+        if table is None:
+            return None
+        actions = pa.table(table.get_add_actions(flatten=True))
+        files = dict(
+            zip(
+                actions["path"].to_pylist(),
+                actions["partition.date"].to_pylist(),
+                strict=True,
+            )
+        )
+        return Snapshot(table.version(), files, table.to_pyarrow_dataset())
+
+    def earliest(self, name: str, condition: str) -> date | None:
+        """The first date of table `name` with a row meeting `condition` (SQL), or None."""
+        rows = self.dataset(name)
+        if rows is None:
             return None
         with duckdb.connect() as con:
-            found = con.sql(
-                f"SELECT min(date) FROM read_parquet('{files}/**/*.parquet', "
-                f"hive_partitioning = true, hive_types = {{'date': 'DATE'}}, "
-                f"union_by_name = true) WHERE {condition}"
-            ).fetchall()[0][0]
-        return found
+            con.register("rows", rows)
+            return con.sql(f"SELECT min(date) FROM rows WHERE {condition}").fetchall()[0][0]
 
-    def clean_staging(self) -> None:
-        """Remove what a crashed run left behind."""
-        shutil.rmtree(self.staging, ignore_errors=True)
+    def tidy(self, names: Iterable[str]) -> int:
+        """The housekeeping after a run: vacuum what the run replaced, unless history is kept
+        longer; return the files removed."""
+        return sum(self.vacuum(name, self.keep_hours) for name in names)
 
-    def snapshot_frame(self, schema: TableSchema, frame: pl.DataFrame, day: date) -> pl.DataFrame:
-        """Current-state rows dated by the snapshot day, for the lake's history of snapshots."""
-        assert schema.layout is Layout.SNAPSHOT
-        return frame.with_columns(pl.lit(day).alias("date"))
+    def vacuum(self, name: str, retain_hours: int, orphan_hours: int | None = ORPHAN_HOURS) -> int:
+        """Remove the files of versions older than `retain_hours` and files no commit names
+        (a writer killed before its commit) older than `orphan_hours` (None: keep them); return
+        the files removed.
+
+        Each pass is first a dry run: delta-rs lists the replaced files of every commit since
+        the last checkpoint, removed or not, and a vacuum with nothing left to remove would
+        still add two commits to the log."""
+        table = self.table(name)
+        if table is None:
+            return 0
+        passes = [(retain_hours, False)]
+        if orphan_hours is not None:
+            passes.append((max(retain_hours, orphan_hours), True))
+        removed = 0
+        for hours, full in passes:
+            options = {"retention_hours": hours, "enforce_retention_duration": False, "full": full}
+            present = _present(table, table.vacuum(dry_run=True, **options))
+            if present:
+                removed += len(table.vacuum(dry_run=False, **options))
+        return removed
+
+    def optimize(self, name: str) -> dict[str, Any]:
+        """Compact each partition's small files into one (the replaced files stay until a
+        vacuum); return delta-rs' metrics."""
+        table = self.table(name)
+        if table is None:
+            return {}
+        return table.optimize.compact(
+            commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES)
+        )
+
+    def history(self, name: str, limit: int | None = None) -> list[Version]:
+        """The table's versions, newest first."""
+        table = self.table(name)
+        if table is None:
+            return []
+        return [_version(entry) for entry in table.history(limit)]
+
+    def file_stats(self, name: str) -> FileStats:
+        """How many data files the current version has, and how large they are."""
+        table = self.table(name)
+        if table is None:
+            return FileStats(0, 0, 0)
+        sizes = sorted(pa.table(table.get_add_actions(flatten=True))["size_bytes"].to_pylist())
+        return FileStats(len(sizes), sizes[len(sizes) // 2] if sizes else 0, sum(sizes))
+
+
+def _conformed(
+    batches: Iterable[pa.RecordBatch], schema: TableSchema, target: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """Each batch in `schema`'s lake columns: a column it lacks is NULL."""
+    for batch in batches:
+        held = pl.from_arrow(batch)
+        frame = schema.conformed(held.lazy()).collect()
+        if "date" not in frame.columns:  # a current-state table's snapshot day
+            frame = frame.with_columns(held["date"])
+        yield from frame.select(target.names).to_arrow().cast(target).to_batches()
+
+
+def _present(table: DeltaTable, paths: list[str]) -> list[str]:
+    """The paths (relative to the table) that are still in its storage."""
+    if not paths:
+        return []
+    found = table.to_pyarrow_dataset().filesystem.get_file_info(paths)
+    return [info.path for info in found if info.type != pafs.FileType.NotFound]
+
+
+def _version(entry: dict[str, Any]) -> Version:
+    parameters = entry.get("operationParameters") or {}
+    metrics = entry.get("operationMetrics") or {}
+    return Version(
+        version=entry["version"],
+        timestamp=datetime.fromtimestamp(entry["timestamp"] / 1000, UTC),
+        operation=entry.get("operation", ""),
+        predicate=str(parameters.get("predicate", "")),
+        rows_written=metrics.get("num_added_rows", metrics.get("num_output_rows")),
+        files_added=metrics.get("num_added_files"),
+        files_removed=metrics.get("num_removed_files"),
+    )

@@ -1,6 +1,7 @@
 """Publishing: a window's partitions that kept their contract, from the spools to the lake;
 the others keep what the lake held before."""
 
+from dataclasses import dataclass
 from datetime import date
 
 import polars as pl
@@ -13,24 +14,35 @@ from pipelines.stages.typed import Spools
 from warehouse.spool import Spool
 
 
+@dataclass(frozen=True)
+class Covered:
+    """What a window covers: its days for these accounts, in the run `run_id`. Publishing
+    replaces exactly these accounts' rows on these days, so runs over other accounts can
+    publish into the same tables at the same time."""
+
+    days: list[date]
+    accounts: list[str]
+    run_id: str = ""
+
+
 def publish(
-    dest: Destination, source: Source, tables: Spools, days: list[date], outcomes: Outcomes
+    dest: Destination, source: Source, tables: Spools, covered: Covered, outcomes: Outcomes
 ) -> None:
     """Publish each table of a window (a snapshot: of its one day)."""
     for output in source.outputs:
         spool = tables[output.schema.name]
         outcome = outcomes[output.schema.name]
         if source.dated:
-            publish_dated(dest, spool, days, outcome)
+            publish_dated(dest, spool, covered, outcome)
         else:
-            publish_snapshot(dest, spool, days[0], outcome)
+            publish_snapshot(dest, spool, covered, outcome)
 
 
-def publish_dated(dest: Destination, spool: Spool, days: list[date], outcome: TableOutcome) -> None:
+def publish_dated(dest: Destination, spool: Spool, covered: Covered, outcome: TableOutcome) -> None:
     """Publish the partitions of `days` that keep their contract, a slice of days at a time."""
     if outcome.held_all:
         return
-    days = [day for day in days if day not in outcome.held_days]
+    days = [day for day in covered.days if day not in outcome.held_days]
     if not days:
         return
     schema = spool.schema
@@ -42,19 +54,24 @@ def publish_dated(dest: Destination, spool: Spool, days: list[date], outcome: Ta
         )
     for slice_days, frame in spool.slices(days):
         good, good_days = keeping_contract(schema, frame, slice_days, outcome)
-        outcome.files += dest.lake.publish(schema, good, good_days)
+        outcome.files += dest.lake.publish(
+            schema, good, good_days, covered.accounts, covered.run_id
+        )
         outcome.published(good)
         outcome.partitions += len(good_days)
 
 
-def publish_snapshot(dest: Destination, spool: Spool, day: date, outcome: TableOutcome) -> None:
+def publish_snapshot(
+    dest: Destination, spool: Spool, covered: Covered, outcome: TableOutcome
+) -> None:
     """Publish current state as the partition of the day it was taken."""
+    day = covered.days[0]
     if outcome.held_all or outcome.held_days:
         return
     frame = spool.frame()
     if not snapshot_keeps_contract(spool.schema, frame, day, outcome):
         return
     dated = frame.with_columns(pl.lit(day).alias("date"))
-    outcome.files += dest.lake.publish(spool.schema, dated, [day])
+    outcome.files += dest.lake.publish(spool.schema, dated, [day], covered.accounts, covered.run_id)
     outcome.published(dated)
     outcome.partitions = 1

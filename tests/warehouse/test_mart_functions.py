@@ -199,8 +199,9 @@ def test_null_and_zero_survive_the_lake_the_warehouse_and_a_mart(tmp_path):
         ],
         schema=CAMPAIGN_METRICS.polars_schema,
     )
-    Lake(home / "lake", home / "staging").publish(CAMPAIGN_METRICS, frame, [day])
-    build_warehouse(home, TABLES.values())
+    lake = Lake(home / "lake")
+    lake.publish(CAMPAIGN_METRICS, frame, [day], [ACCOUNT])
+    build_warehouse(home, lake, TABLES.values())
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
         table = con.sql(
             "SELECT clicks, cost, new_to_brand_sales, sales FROM campaign_metrics ORDER BY campaign"

@@ -20,6 +20,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 import pytest
+from deltalake import write_deltalake
 
 from pipelines.cli import main
 from pipelines.execute import open_instance
@@ -29,7 +30,7 @@ from sandbox.periods import period_start, periods
 from tests.conftest import TODAY, direct
 from warehouse import schemas as s
 from warehouse.build import build_warehouse
-from warehouse.lake import Lake
+from warehouse.lake import Lake, lake_columns
 from warehouse.marts import DBT_PROJECT, MartError
 
 README = Path(__file__).parents[2] / "README.md"
@@ -408,14 +409,14 @@ def typed(schema: s.TableSchema, rows: list[dict]) -> pl.DataFrame:
 
 def write_lake(home: Path, snapshots: dict, facts: dict) -> None:
     """Every table through the real writer; the warehouse through the real build."""
-    lake = Lake(home / "lake", home / "staging")
+    lake = Lake(home / "lake")
     for schema, rows in snapshots.items():
-        frame = lake.snapshot_frame(schema, typed(schema, rows), TODAY)
-        lake.publish(schema, frame, [TODAY])
+        frame = typed(schema, rows).with_columns(date=pl.lit(TODAY))
+        lake.publish(schema, frame, [TODAY], [ACCOUNT])
     for schema, rows in facts.items():
         frame = typed(schema, rows)
-        lake.publish(schema, frame, frame["date"].unique().to_list())
-    build_warehouse(home, s.TABLES.values())
+        lake.publish(schema, frame, frame["date"].unique().to_list(), [ACCOUNT])
+    build_warehouse(home, lake, s.TABLES.values())
 
 
 @pytest.fixture(scope="module")
@@ -433,7 +434,7 @@ def one(con, query: str) -> dict:
 
 
 def test_every_mart_is_a_commented_view_and_works_on_an_empty_warehouse(tmp_path):
-    build_warehouse(tmp_path, s.TABLES.values())
+    build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
     with connect(tmp_path) as con:
         found = views(con)
         for name in MARTS:
@@ -462,7 +463,7 @@ def test_the_dbt_sources_are_the_registrys_tables():
 def test_the_build_keeps_no_handle_on_the_warehouse_it_swapped_in(tmp_path):
     """dbt runs in process; another process (an analyst, the next run) can still open the file
     for writing, which DuckDB refuses while any process holds it."""
-    build_warehouse(tmp_path, s.TABLES.values())
+    build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
     write = "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('CHECKPOINT')"
     target = str(tmp_path / "warehouse.duckdb")
     opened = subprocess.run([sys.executable, "-c", write, target], capture_output=True, text=True)
@@ -474,10 +475,13 @@ def test_a_relative_home_keeps_dbt_out_of_the_project(tmp_path, monkeypatch):
     before = sorted(DBT_PROJECT.iterdir())
     monkeypatch.chdir(tmp_path)
     Path("data").mkdir()
-    build_warehouse(Path("data"), s.TABLES.values())
+    build_warehouse(Path("data"), Lake(Path("data") / "lake"), s.TABLES.values())
     assert (tmp_path / "data" / "warehouse.duckdb").exists()
     assert sorted(path.name for path in (tmp_path / "data").iterdir()) == ["warehouse.duckdb"]
     assert sorted(DBT_PROJECT.iterdir()) == before
+
+
+PARTITIONS = ["date", "currency"]
 
 
 def a_row_without_account(home: Path) -> None:
@@ -485,15 +489,17 @@ def a_row_without_account(home: Path) -> None:
     as a lake edited by hand or another writer might hold: the marts' not_null test fails."""
     bad = typed(s.CAMPAIGN_METRICS, [campaign_day(ident("c1"), D1, "USD", "SP", clicks=1)])
     bad = bad.with_columns(pl.lit(None, pl.String).alias("account_id"))
-    Lake(home / "lake", home / "staging").publish(s.CAMPAIGN_METRICS, bad, [D1])
+    columns = lake_columns(s.CAMPAIGN_METRICS)
+    table = str(home / "lake" / "campaign_metrics")
+    write_deltalake(table, bad.select(columns).to_arrow(), mode="append", partition_by=PARTITIONS)
 
 
 def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp_path):
-    build_warehouse(tmp_path, s.TABLES.values())
+    build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
     before = (tmp_path / "warehouse.duckdb").read_bytes()
     a_row_without_account(tmp_path)
     with pytest.raises(MartError, match="not_null_mart_account_daily_account_id") as failed:
-        build_warehouse(tmp_path, s.TABLES.values(), run_id="failing")
+        build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values(), run_id="failing")
     assert (tmp_path / "warehouse.duckdb").read_bytes() == before
     assert "dbt.log" in str(failed.value) and (tmp_path / "dbt" / "failing" / "dbt.log").exists()
     assert not list(tmp_path.glob("warehouse.duckdb.building-*"))

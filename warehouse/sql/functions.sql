@@ -2,7 +2,7 @@
 -- created when the tables are loaded, before the marts (warehouse/dbt) are built.
 
 -- A ratio as a fraction: NULL when the denominator is 0 or NULL (never 0, never infinite).
-CREATE MACRO safe_ratio(numerator, denominator) AS
+CREATE OR REPLACE MACRO safe_ratio(numerator, denominator) AS
     CASE
         WHEN numerator IS NULL OR denominator IS NULL OR denominator = 0 THEN NULL
         ELSE CAST(numerator AS DOUBLE) / nullif(CAST(denominator AS DOUBLE), 0)
@@ -15,7 +15,7 @@ COMMENT ON MACRO safe_ratio IS
 -- CURRENCY_DIGITS of warehouse/spec.py when the file is loaded. A simple
 -- CASE, not IN lists: DuckDB plans long IN lists as joins, one per use of the macro, and the
 -- marts use it many times per row.
-CREATE MACRO currency_digits(currency) AS
+CREATE OR REPLACE MACRO currency_digits(currency) AS
     CASE currency
 {currency_digits}
         ELSE {default_digits}
@@ -25,7 +25,7 @@ COMMENT ON MACRO currency_digits IS
 'Digits after the decimal point of the currency''s amounts: 0 for JPY (and other zero-digit currencies), 3 for BHD, KWD …, 2 otherwise.';
 
 -- Integer division rounded half to even, for n >= 0 and d > 0.
-CREATE MACRO half_even_div(n, d) AS
+CREATE OR REPLACE MACRO half_even_div(n, d) AS
     n // d + CASE
         WHEN 2 * (n % d) > d OR (2 * (n % d) = d AND (n // d) % 2 = 1) THEN 1
         ELSE 0
@@ -36,7 +36,7 @@ COMMENT ON MACRO half_even_div IS
 
 -- Money divided by a count (cpc = cost / clicks) as the service sends it: exact, rounded half to
 -- even to the currency's digits, DECIMAL(18,4); NULL on a zero or NULL denominator.
-CREATE MACRO money_ratio(numerator, denominator, currency) AS
+CREATE OR REPLACE MACRO money_ratio(numerator, denominator, currency) AS
     CASE
         WHEN numerator IS NULL OR denominator IS NULL OR denominator = 0 THEN NULL
         ELSE CAST(

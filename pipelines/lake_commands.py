@@ -1,0 +1,118 @@
+"""`adwh history` and `adwh lake …`: the lake's housekeeping, history and migration by hand.
+
+The daily run already vacuums what it replaced (`Lake.tidy`); these are for the rest: a
+compaction after many small runs, a vacuum with another retention, a look at a table's
+versions, a version read back as Parquet, and the one-time move from the Hive lake.
+"""
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from pipelines.destination import Destination
+from pipelines.settings import Settings
+from warehouse.lake import Lake
+from warehouse.schemas import TABLES
+
+
+class LakeCommandError(ValueError):
+    """A lake command cannot do what was asked; the message is the line the user sees."""
+
+
+def known_tables(lake: Lake, names: list[str]) -> list[str]:
+    """The tables named (all the lake holds when none), each one checked."""
+    unknown = sorted(set(names) - set(TABLES))
+    if unknown:
+        raise LakeCommandError(f"unknown tables: {', '.join(unknown)}")
+    return names or lake.tables()
+
+
+def command_history(settings: Settings, table: str, limit: int | None) -> int:
+    lake = Destination.of(settings).lake
+    (name,) = known_tables(lake, [table])
+    versions = lake.history(name, limit)
+    if not versions:
+        raise LakeCommandError(f"{name}: the lake holds no such table yet ({lake.uri(name)})")
+    shown = Table("version", "at (UTC)", "operation", "rows", "+files", "-files", "predicate")
+    for v in versions:
+        shown.add_row(
+            str(v.version),
+            v.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
+            v.operation,
+            _number(v.rows_written),
+            _number(v.files_added),
+            _number(v.files_removed),
+            v.predicate,
+        )
+    Console(width=200).print(shown)
+    return 0
+
+
+def command_optimize(settings: Settings, tables: list[str]) -> int:
+    lake = Destination.of(settings).lake
+    for name in known_tables(lake, tables):
+        before = lake.file_stats(name)
+        lake.optimize(name)
+        after = lake.file_stats(name)
+        print(
+            f"{name}: {before.files} files (median {before.median_bytes:,} B) -> "
+            f"{after.files} files (median {after.median_bytes:,} B)"
+        )
+    if lake.keep_hours == 0:
+        print("the compacted files replace the others at the next vacuum (adwh lake vacuum)")
+    return 0
+
+
+def command_vacuum(settings: Settings, tables: list[str], keep_hours: int | None) -> int:
+    lake = Destination.of(settings).lake
+    hours = lake.keep_hours if keep_hours is None else keep_hours
+    if hours < 0:
+        raise LakeCommandError(f"--keep-hours must be 0 or more, got {hours}")
+    for name in known_tables(lake, tables):
+        print(f"{name}: {lake.vacuum(name, hours)} files removed")
+    return 0
+
+
+def command_export(settings: Settings, table: str, version: int, output: Path) -> int:
+    """Time travel: write the table as of `version` to one Parquet file."""
+    lake = Destination.of(settings).lake
+    (name,) = known_tables(lake, [table])
+    try:
+        rows = lake.dataset(name, version)
+    except Exception as error:
+        raise LakeCommandError(f"{name} version {version}: {error}") from None
+    if rows is None:
+        raise LakeCommandError(f"{name}: the lake holds no such table yet ({lake.uri(name)})")
+    import pyarrow.parquet as pq
+
+    try:
+        pq.write_table(rows.to_table(), output)
+    except FileNotFoundError:
+        raise LakeCommandError(
+            f"{name} version {version}: its files were vacuumed; set ADWH_LAKE_KEEP_HOURS to "
+            "keep versions for time travel"
+        ) from None
+    print(f"{name} as of version {version}: {rows.count_rows()} rows -> {output}")
+    return 0
+
+
+def command_migrate(settings: Settings, source: Path | None) -> int:
+    from warehouse.migrate import BACKUP, migrate
+    from warehouse.schema_log import SchemaLog
+
+    destination = Destination.of(settings)
+    log = SchemaLog(settings.home)
+    schemas = {name: log.schema(schema) for name, schema in TABLES.items()}
+    done = migrate(settings.home, destination.lake, schemas, source or settings.home / "lake")
+    for table in done:
+        print(f"{table.table}: {table.rows} rows, {table.files} files")
+    print(f"{len(done)} tables migrated to Delta Lake at {destination.lake.url}")
+    backup = settings.home / BACKUP
+    if done and backup.exists():
+        print(f"the Hive tables are kept in {backup}: remove it once you have checked")
+    return 0
+
+
+def _number(value: int | None) -> str:
+    return "" if value is None else f"{value:,}"

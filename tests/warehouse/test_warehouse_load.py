@@ -1,0 +1,109 @@
+"""The warehouse updated incrementally: a build reads from the lake only the days whose files
+changed, and ends with exactly the warehouse a build from nothing would give."""
+
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
+from warehouse.build import WAREHOUSE_FILE, build_warehouse
+from warehouse.lake import Lake
+from warehouse.load import FILES_TABLE
+from warehouse.schemas import TABLES, Column, Kind
+
+
+def contents(home: Path) -> dict[str, list[tuple]]:
+    """Every table of the warehouse, its rows sorted (the file list aside)."""
+    with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
+        names = [
+            row[0]
+            for row in con.sql(
+                "SELECT table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY 1"
+            ).fetchall()
+        ]
+        return {
+            name: sorted(con.sql(f'SELECT * FROM "{name}"').fetchall(), key=repr)
+            for name in names
+            if name != FILES_TABLE
+        }
+
+
+def read_days(built) -> dict[str, int]:
+    return {t.table: t.days for t in built.loaded if t.days}
+
+
+def from_nothing(lake: Lake, tmp_path: Path) -> dict[str, list[tuple]]:
+    fresh = tmp_path / "fresh"
+    shutil.rmtree(fresh, ignore_errors=True)
+    fresh.mkdir()
+    build_warehouse(fresh, lake, TABLES.values())
+    return contents(fresh)
+
+
+def test_a_build_reads_only_the_days_that_changed_and_equals_a_build_from_nothing(tmp_path):
+    home, lake = tmp_path / "home", Lake(tmp_path / "lake")
+    home.mkdir()
+    for account in ("a", "b"):
+        lake.publish(CAMPAIGN_METRICS, metrics(account, days(20)), days(20), [account])
+    first = build_warehouse(home, lake, TABLES.values())
+    assert read_days(first) == {"campaign_metrics": 20}
+
+    day3 = D1 + timedelta(2)
+    lake.publish(CAMPAIGN_METRICS, metrics("a", [day3], clicks=9), [day3], ["a"])
+    lake.tidy(["campaign_metrics"])
+    second = build_warehouse(home, lake, TABLES.values())
+    assert read_days(second) == {"campaign_metrics": 1}
+    assert contents(home) == from_nothing(lake, tmp_path)
+
+    unchanged = build_warehouse(home, lake, TABLES.values())
+    assert read_days(unchanged) == {}
+    with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
+        assert con.sql("SELECT sum(clicks) FROM campaign_metrics").fetchall() == [(20 * 4 + 16,)]
+
+
+def test_days_a_compaction_or_another_writer_touched_are_read_again(tmp_path):
+    home, lake = tmp_path / "home", Lake(tmp_path / "lake")
+    home.mkdir()
+    lake.publish(CAMPAIGN_METRICS, metrics("a", days(4)), days(4), ["a"])
+    build_warehouse(home, lake, TABLES.values())
+    lake.publish(CAMPAIGN_METRICS, metrics("b", days(2)), days(2), ["b"])  # another run
+    assert read_days(build_warehouse(home, lake, TABLES.values())) == {"campaign_metrics": 2}
+    lake.optimize("campaign_metrics")
+    assert read_days(build_warehouse(home, lake, TABLES.values())) == {"campaign_metrics": 2}
+    assert contents(home) == from_nothing(lake, tmp_path)
+
+
+def test_a_column_the_service_adds_reloads_its_table_whole(tmp_path):
+    home, lake = tmp_path / "home", Lake(tmp_path / "lake")
+    home.mkdir()
+    lake.publish(CAMPAIGN_METRICS, metrics("a", days(3)), days(3), ["a"])
+    build_warehouse(home, lake, TABLES.values())
+    evolved = CAMPAIGN_METRICS.extended((Column("video_views", Kind.COUNT, ("videoViews",)),))
+    lake.conform(evolved)
+    day = D1 + timedelta(3)
+    newer = metrics("a", [day]).with_columns(video_views=pl.lit(5, pl.Int64))
+    lake.publish(evolved, newer, [day], ["a"])
+    tables = [evolved if t.name == evolved.name else t for t in TABLES.values()]
+    built = build_warehouse(home, lake, tables)
+    (loaded,) = [t for t in built.loaded if t.table == "campaign_metrics"]
+    assert loaded.whole and loaded.days == 4
+    with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
+        got = con.sql("SELECT count(*), sum(video_views) FROM campaign_metrics").fetchall()
+    assert got == [(8, 10)]
+
+
+def test_a_warehouse_without_a_file_list_is_read_again_whole(tmp_path):
+    """A warehouse built before the lake kept versions has no `_lake_files`."""
+    home, lake = tmp_path / "home", Lake(tmp_path / "lake")
+    home.mkdir()
+    lake.publish(CAMPAIGN_METRICS, metrics("a", days(3)), days(3), ["a"])
+    build_warehouse(home, lake, TABLES.values())
+    with duckdb.connect(str(home / WAREHOUSE_FILE)) as con:
+        con.execute(f"DROP TABLE {FILES_TABLE}")
+        con.execute("INSERT INTO campaign_metrics SELECT * FROM campaign_metrics")  # stale rows
+    built = build_warehouse(home, lake, TABLES.values())
+    assert read_days(built)["campaign_metrics"] == 3
+    assert contents(home) == from_nothing(lake, tmp_path)

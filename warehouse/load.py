@@ -1,0 +1,128 @@
+"""Loading a lake table into the warehouse: only the days whose files changed since last time.
+
+The warehouse records which lake files each table's rows came from (`_lake_files`). A Delta
+table's files never change once written, so a day whose files are the same as at the last load
+holds the same rows, and a day with a file added or removed (a publish, a rewrite after schema
+evolution, a compaction, another run's accounts) is deleted and read again from the lake. This
+holds whoever wrote the lake, with no journal to keep in step: a daily run reads the days it
+replaced, not the years held.
+"""
+
+from dataclasses import dataclass
+
+import duckdb
+
+from warehouse.lake import Lake
+from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
+
+FILES_TABLE = "_lake_files"
+FILES_DDL = f"""
+CREATE TABLE IF NOT EXISTS {FILES_TABLE} (table_name VARCHAR, path VARCHAR, date DATE);
+COMMENT ON TABLE {FILES_TABLE} IS 'The lake files (Delta Lake data files) each table was loaded
+from, with their day: the next build reads again only the days whose files changed.';
+"""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a build read for one table: the days read again, or all of it."""
+
+    table: str
+    days: int
+    whole: bool
+
+
+def sql_string(text: str) -> str:
+    """A SQL string literal (COMMENT ON takes no bound parameters)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def columns_sql(schema: TableSchema) -> str:
+    return ", ".join(f'"{c.name}" {DUCKDB_TYPES[c.kind]}' for c in schema.columns)
+
+
+def ddl(schema: TableSchema) -> str:
+    return f'CREATE TABLE "{schema.name}" ({columns_sql(schema)})'
+
+
+def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> Loaded:
+    """Bring table `schema.name` to the lake's current version."""
+    con.execute(FILES_DDL)
+    snapshot = lake.snapshot(schema.name)
+    current = snapshot.files if snapshot is not None else {}
+    previous = dict(
+        con.execute(
+            f"SELECT path, date FROM {FILES_TABLE} WHERE table_name = ?", [schema.name]
+        ).fetchall()
+    )
+    # A table with other columns (the service added or widened one), or loaded by a version
+    # that kept no file list, is read again whole.
+    whole = not previous or not _has_columns(con, schema)
+    if whole:
+        con.execute(f'DROP TABLE IF EXISTS "{schema.name}"')
+        con.execute(ddl(schema))
+        con.execute(f'COMMENT ON TABLE "{schema.name}" IS {sql_string(schema.description)}')
+        previous = {}
+    changed = {day for path, day in current.items() if path not in previous}
+    changed |= {day for path, day in previous.items() if path not in current}
+    if not changed:
+        return Loaded(schema.name, 0, whole)
+    if schema.layout is Layout.SNAPSHOT:
+        # Current state is the newest snapshot only: small, and read whole when it changes.
+        con.execute(f'DELETE FROM "{schema.name}"')
+        days = [max(current.values())] if current else []
+    else:
+        days = sorted(changed)
+        con.execute(f'DELETE FROM "{schema.name}" WHERE date IN ({_dates(days)})')
+    if snapshot is not None and days:
+        _insert(con, schema, snapshot.rows, days)
+    con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [schema.name])
+    con.executemany(
+        f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?)",
+        [(schema.name, path, day) for path, day in current.items()],
+    )
+    return Loaded(schema.name, len(days), whole)
+
+
+def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, rows, days: list) -> None:
+    """Insert the lake's rows of `days`. DuckDB pushes the day filter into the dataset, which
+    opens only those days' files."""
+    con.register("lake_rows", rows)
+    try:
+        # A column the service added after the last publish, or has sent only as null so far,
+        # is in the schema and not in the lake: it loads as NULL, like rows written before it.
+        held = set(rows.schema.names)
+        columns = ", ".join(f'"{name}"' for name in schema.column_names)
+        values = ", ".join(
+            f'"{c.name}"' if c.name in held else f"CAST(NULL AS {DUCKDB_TYPES[c.kind]})"
+            for c in schema.columns
+        )
+        con.execute(
+            f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM lake_rows '
+            f"WHERE date IN ({_dates(days)})"
+        )
+    finally:
+        con.unregister("lake_rows")
+
+
+def _has_columns(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:
+    """Whether the table exists with exactly `schema`'s columns and types (a column the
+    service added or widened since the last build makes the table read again whole)."""
+    held = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_catalog = current_database() AND table_schema = 'main' "
+        "AND table_name = ? ORDER BY ordinal_position",
+        [schema.name],
+    ).fetchall()
+    if not held:
+        return False
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _expected ({columns_sql(schema)})")
+    wanted = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_catalog = 'temp' AND table_name = '_expected' ORDER BY ordinal_position"
+    ).fetchall()
+    return held == wanted
+
+
+def _dates(days: list) -> str:
+    return ", ".join(f"DATE '{day.isoformat()}'" for day in days)
