@@ -5,6 +5,7 @@ import dagster as dg
 from assets.advertising import ADVERTISING_ASSETS
 from assets.catalog import CATALOG_ASSETS
 from assets.history import HISTORY_ASSETS
+from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
 from assets.metrics import METRICS_ASSETS
 from pipelines.automation import warehouse_refresh_sensor
@@ -19,7 +20,7 @@ ALL_ASSETS = [*FAMILY_ASSETS, *WAREHOUSE_ASSETS]
 
 daily_job = dg.define_asset_job(
     "daily",
-    selection=dg.AssetSelection.all(),
+    selection=dg.AssetSelection.assets(*ALL_ASSETS),
     description="Every table for a range of days (current-state tables as of today), then the "
     "DuckDB warehouse.",
 )
@@ -41,9 +42,9 @@ def daily_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
 
 
 defs = dg.Definitions(
-    assets=ALL_ASSETS,
-    jobs=[daily_job],
-    schedules=[daily_schedule],
+    assets=[*ALL_ASSETS, lake_housekeeping],
+    jobs=[daily_job, lake_housekeeping_job],
+    schedules=[daily_schedule, lake_housekeeping_schedule],
     sensors=[warehouse_refresh_sensor],
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},
 )

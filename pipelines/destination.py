@@ -1,5 +1,5 @@
-"""Everything a run writes: raw pages, the schema log and spools under `$ADWH_HOME`; the lake
-there too, or at `ADWH_LAKE_URL`."""
+"""Everything a run writes: the schema log and spools under `$ADWH_HOME`; raw pages and the
+lake there too, or at `ADWH_RAW_URL` and `ADWH_LAKE_URL` (a folder or `s3://bucket/prefix`)."""
 
 import shutil
 from dataclasses import dataclass
@@ -20,10 +20,11 @@ class Destination:
     home: Path
     lake_url: str | None = None
     lake_keep_hours: int = 0
+    raw_url: str | None = None
 
     @classmethod
     def of(cls, settings: HomeSettings) -> "Destination":
-        return cls(settings.home, settings.lake_url, settings.lake_keep_hours)
+        return cls(settings.home, settings.lake_url, settings.lake_keep_hours, settings.raw_url)
 
     @property
     def lake(self) -> Lake:
@@ -31,7 +32,7 @@ class Destination:
 
     @property
     def raw(self) -> RawStore:
-        return RawStore(self.home / "raw")
+        return RawStore(self.raw_url or self.home / "raw")
 
     @property
     def staging(self) -> Path:

@@ -13,12 +13,14 @@ from pipelines.settings import DEFAULT_PRESET, Settings, load_settings
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """Where a run writes (`ADWH_HOME`, `ADWH_LAKE_URL`), how much of the lake's history it
-    keeps (`ADWH_LAKE_KEEP_HOURS`) and the reference date it runs for (`ADWH_TODAY`)."""
+    """Where a run writes (`ADWH_HOME`, `ADWH_LAKE_URL`, `ADWH_RAW_URL`), how much of the
+    lake's history it keeps (`ADWH_LAKE_KEEP_HOURS`) and the reference date it runs for
+    (`ADWH_TODAY`)."""
 
     home: str | None = None
     lake_url: str | None = None
     lake_keep_hours: int | None = None
+    raw_url: str | None = None
     today: str | None = None
 
     def settings(self) -> Settings:
@@ -26,6 +28,7 @@ class WarehouseResource(dg.ConfigurableResource):
             ADWH_HOME=self.home,
             ADWH_LAKE_URL=self.lake_url,
             ADWH_LAKE_KEEP_HOURS=self.lake_keep_hours,
+            ADWH_RAW_URL=self.raw_url,
             ADWH_TODAY=self.today,
         )
 
@@ -70,5 +73,6 @@ class ServiceResource(dg.ConfigurableResource):
             ADWH_HOME=warehouse.home,
             ADWH_LAKE_URL=warehouse.lake_url,
             ADWH_LAKE_KEEP_HOURS=warehouse.lake_keep_hours,
+            ADWH_RAW_URL=warehouse.raw_url,
             ADWH_TODAY=warehouse.today,
         )

@@ -27,13 +27,14 @@ class HomeSettings(BaseSettings):
 
     home: Path = Field(default=Path("data"), alias="ADWH_HOME")
     lake_url: str | None = Field(default=None, alias="ADWH_LAKE_URL")
+    raw_url: str | None = Field(default=None, alias="ADWH_RAW_URL")
     # Hours of the lake's history kept for time travel; 0 vacuums after each run, so that
     # readers globbing plain Parquet files see only the current version.
     lake_keep_hours: int = Field(default=0, ge=0, alias="ADWH_LAKE_KEEP_HOURS")
 
-    @field_validator("lake_url", mode="before")
+    @field_validator("lake_url", "raw_url", mode="before")
     @classmethod
-    def _blank_lake_is_default(cls, value: object) -> object:
+    def _blank_url_is_default(cls, value: object) -> object:
         return None if value == "" else value
 
 

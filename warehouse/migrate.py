@@ -3,7 +3,8 @@
 Earlier versions published plain Parquet in `lake/<table>/date=…/` folders with no log. Each
 such table is moved aside to `$ADWH_HOME/hive-lake-backup/<table>` first, then written into the
 lake as a Delta table in one commit, and its rows counted on both sides. An interrupted
-migration resumes from the backup; the backup stays until the user removes it.
+migration resumes from the backup, skipping the tables already written; the backup stays until
+the user removes it.
 """
 
 import shutil
@@ -53,7 +54,10 @@ def migrate(
                 raise MigrationError(f"{name}: both {source / name} and {backup / name} exist")
             shutil.move(source / name, backup / name)
         source = backup
-    return [_migrate_table(lake, schemas[name], source / name) for name in hive_tables(source)]
+    # A table the lake already holds is never overwritten: it was migrated by an earlier,
+    # interrupted call (runs may have written to it since), or written by this version.
+    pending = [name for name in hive_tables(source) if lake.table(name) is None]
+    return [_migrate_table(lake, schemas[name], source / name) for name in pending]
 
 
 def _migrate_table(lake: Lake, schema: TableSchema, folder: Path) -> Migrated:

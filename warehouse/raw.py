@@ -5,6 +5,11 @@ be rebuilt from here without spending a credit. Path parts that come from the se
 ids) are checked before they become folder names. The folder names (`window=first_last`,
 `snapshot=day`) are written and read here only, and so is the choice of which fetch a rebuild
 re-reads: for each account and day, the newest complete one.
+
+The store is a local folder or `s3://bucket/prefix` (`ADWH_RAW_URL`), through PyArrow's file
+systems (credentials from the standard AWS environment variables). Each page appears whole or
+not at all: an object store's PUT is atomic, and on a local disk a page is written beside its
+name and renamed over it.
 """
 
 import gzip
@@ -12,10 +17,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import orjson
 import polars as pl
+import pyarrow.fs as pafs
 
 MANIFEST = "_manifest.json"
 _SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -33,72 +39,101 @@ class Fetch:
     """One complete fetch landed for an account; `days`: those a rebuild takes from it."""
 
     account: str
-    folder: Path
+    folder: PurePosixPath
     manifest: dict
     days: tuple[date, ...] = ()
 
 
-def window_of(folder: Path) -> tuple[date, date]:
+def window_of(folder: PurePosixPath) -> tuple[date, date]:
     """The first and last day a fetch's folder covers (a snapshot covers its one day)."""
     first, _, last = folder.name.split("=", 1)[1].partition("_")
     return date.fromisoformat(first), date.fromisoformat(last or first)
 
 
 class RawStore:
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, url: str | Path) -> None:
+        if "://" in str(url):
+            self.fs, root = pafs.FileSystem.from_uri(str(url))
+        else:
+            self.fs, root = pafs.LocalFileSystem(), str(Path(url).absolute())
+        self.root = PurePosixPath(root)
+        self.local = isinstance(self.fs, pafs.LocalFileSystem)
 
-    def fetch_dir(self, table: str, account: str, first: date, last: date, dated: bool) -> Path:
+    def fetch_dir(
+        self, table: str, account: str, first: date, last: date, dated: bool
+    ) -> PurePosixPath:
         """A dated fetch's folder names its window; a snapshot's, the day it was taken."""
         name = f"window={first.isoformat()}_{last.isoformat()}" if dated else f"snapshot={first}"
         return self.root / table / f"account={safe_part(account)}" / name
 
-    def start(self, folder: Path) -> None:
+    def start(self, folder: PurePosixPath) -> None:
         """Begin landing a window afresh: pages of an earlier fetch of it are replaced."""
-        if folder.exists():
-            for old in [*folder.glob("page-*.json.gz"), *folder.glob(MANIFEST)]:
-                old.unlink()
-        folder.mkdir(parents=True, exist_ok=True)
+        for old in self._files(folder, recursive=False):
+            if old.name.startswith("page-") or old.name == MANIFEST:
+                self.fs.delete_file(str(old))
+        if self.local:
+            self.fs.create_dir(str(folder), recursive=True)
 
-    def write(self, folder: Path, number: int, path: str, params: dict, content: bytes) -> Path:
+    def write(
+        self, folder: PurePosixPath, number: int, path: str, params: dict, content: bytes
+    ) -> PurePosixPath:
         """Land one page with the request that produced it (path and query, never headers):
         the body's bytes as received (after pseudonymization), so a rebuild reads the same
         digits the service sent."""
         target = folder / f"page-{number:06d}.json.gz"
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(gzip.compress(_record(path, params, content), compresslevel=1))
-        tmp.replace(target)
+        self._put(target, gzip.compress(_record(path, params, content), compresslevel=1))
         return target
 
-    def finish(self, folder: Path, manifest: dict) -> None:
+    def finish(self, folder: PurePosixPath, manifest: dict) -> None:
         """Mark a fetch complete; a folder without a manifest is ignored by rebuilds."""
-        tmp = folder / "_manifest.tmp"
-        tmp.write_bytes(orjson.dumps(manifest))
-        tmp.replace(folder / MANIFEST)
+        self._put(folder / MANIFEST, orjson.dumps(manifest))
 
-    def read(self, folder: Path) -> Iterator[tuple[Path, str, dict, bytes]]:
+    def read(self, folder: PurePosixPath) -> Iterator[tuple[PurePosixPath, str, dict, bytes]]:
         """(file, path, params, body bytes) of every landed page of a fetch, in order."""
-        for page in sorted(folder.glob("page-*.json.gz")):
-            record = gzip.decompress(page.read_bytes())
+        pages = sorted(f for f in self._files(folder, False) if f.name.startswith("page-"))
+        for page in pages:
+            record = gzip.decompress(self._get(page))
             request = orjson.loads(record)["request"]
             content = record[len(_prefix(request["path"], request["params"])) : -1]
             yield page, request["path"], request["params"], content
 
-    def rewrite(self, page: Path, path: str, params: dict, content: bytes) -> None:
+    def rewrite(self, page: PurePosixPath, path: str, params: dict, content: bytes) -> None:
         """Replace a landed page in place (pages landed before e-mails were pseudonymized)."""
-        tmp = page.with_suffix(".tmp")
-        tmp.write_bytes(gzip.compress(_record(path, params, content), compresslevel=1))
-        tmp.replace(page)
+        self._put(page, gzip.compress(_record(path, params, content), compresslevel=1))
 
     def fetches(self, table: str) -> list[Fetch]:
         """Every complete fetch of a table, oldest first."""
         found = []
-        for folder in sorted((self.root / table).glob("account=*/*")):
-            manifest = folder / MANIFEST
-            if manifest.exists():
+        for manifest in self._files(self.root / table, recursive=True):
+            folder = manifest.parent
+            if manifest.name == MANIFEST and folder.parent.name.startswith("account="):
                 account = folder.parent.name.removeprefix("account=")
-                found.append(Fetch(account, folder, orjson.loads(manifest.read_bytes())))
+                found.append(Fetch(account, folder, orjson.loads(self._get(manifest))))
         return sorted(found, key=lambda fetch: fetch.manifest["extracted_at"])
+
+    def _files(self, folder: PurePosixPath, recursive: bool) -> list[PurePosixPath]:
+        selector = pafs.FileSelector(str(folder), allow_not_found=True, recursive=recursive)
+        return [
+            PurePosixPath(info.path)
+            for info in self.fs.get_file_info(selector)
+            if info.type == pafs.FileType.File
+        ]
+
+    def _get(self, file: PurePosixPath) -> bytes:
+        with self.fs.open_input_stream(str(file), compression=None) as stream:
+            return stream.readall()
+
+    def _put(self, file: PurePosixPath, data: bytes) -> None:
+        """Write `file` whole or not at all."""
+        target = str(file)
+        if not self.local:
+            with self.fs.open_output_stream(target, compression=None) as stream:
+                stream.write(data)
+            return
+        partial = f"{target}.tmp"
+        with self.fs.open_output_stream(partial, compression=None) as stream:
+            stream.write(data)
+        self.fs.move(partial, target)
 
     def newest_by_day(self, table: str, first: date, last: date) -> list[Fetch]:
         """The fetches a rebuild of [first, last] re-reads, each with the days it is the newest
@@ -109,7 +144,7 @@ class RawStore:
             if max(lo, first) <= min(hi, last):
                 for day in pl.date_range(max(lo, first), min(hi, last), eager=True):
                     newest[(fetch.account, day)] = fetch
-        taken: dict[Path, tuple[Fetch, list[date]]] = {}
+        taken: dict[PurePosixPath, tuple[Fetch, list[date]]] = {}
         for (_, day), fetch in newest.items():
             taken.setdefault(fetch.folder, (fetch, []))[1].append(day)
         return [

@@ -4,7 +4,7 @@ a page breaks its contract), with its e-mail addresses already replaced by pseud
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
-from pathlib import Path
+from pathlib import PurePosixPath
 
 import orjson
 
@@ -28,7 +28,7 @@ def private(page: Page, key: bytes) -> Page:
 
 async def land(
     raw: RawStore,
-    folder: Path,
+    folder: PurePosixPath,
     pages: AsyncIterator[Located],
     extracted_at: datetime,
     context: Context,

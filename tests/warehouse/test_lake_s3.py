@@ -2,15 +2,17 @@
 127.0.0.1 (moto's, over HTTP), credentials through the standard AWS environment variables."""
 
 import multiprocessing
-from datetime import date, timedelta
+from datetime import timedelta
 
 import duckdb
 import polars as pl
 import pytest
 
 from pipelines.cli import main
+from tests.pipeline.test_pipeline import snapshot_of
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, _writer, current, days, metrics
 from warehouse.lake import Lake
+from warehouse.raw import RawStore
 from warehouse.schemas import Column, Kind
 
 
@@ -58,16 +60,15 @@ def test_a_column_the_service_adds_is_merged_on_s3(s3_lake):
 
 
 @pytest.mark.slow
-def test_a_run_with_its_lake_on_s3_builds_the_warehouse_from_it(
+def test_a_run_with_its_lake_and_raw_pages_on_s3_builds_and_rebuilds_from_them(
     home, embedded, s3_lake, monkeypatch
 ):
+    raw_url = s3_lake.removesuffix("/lake") + "/raw"
     monkeypatch.setenv("ADWH_LAKE_URL", s3_lake)
-    end = date(2026, 11, 20)
-    assert (
-        main(["run", "--start", (end - timedelta(days=2)).isoformat(), "--end", end.isoformat()])
-        == 0
-    )
-    assert not (home / "lake").exists()
+    monkeypatch.setenv("ADWH_RAW_URL", raw_url)
+    dates = ["--start", "2026-11-18", "--end", "2026-11-20"]
+    assert main(["run", *dates]) == 0
+    assert not (home / "lake").exists() and not (home / "raw").exists()
     lake = Lake(s3_lake)
     in_lake = lake.dataset("campaign_metrics").count_rows()
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
@@ -75,3 +76,9 @@ def test_a_run_with_its_lake_on_s3_builds_the_warehouse_from_it(
         assert con.sql("SELECT count(*) FROM mart_account_daily").fetchall()[0][0] > 0
     assert in_lake > 0 and "campaign_metrics" in lake.tables()
     assert main(["history", "campaign_metrics"]) == 0
+    # the raw pages on S3 rebuild the same warehouse without a request
+    assert len(RawStore(raw_url).fetches("campaign_metrics")) == 1
+    before = snapshot_of(home)
+    embedded.requests.clear()
+    assert main(["rebuild", *dates]) == 0
+    assert embedded.requests == [] and snapshot_of(home) == before
