@@ -1,7 +1,9 @@
 """`make bench`: serve the sandbox over HTTP and measure, per preset, in one run:
 
 - the floor: the pages our run fetched, fetched again with the same concurrency, bodies dropped;
-- ads-warehouse: full extractions of 30, 90 and 365 days, and a daily incremental run;
+- ads-warehouse: full extractions of 30, 90 and 365 days, and after each a daily run (what a
+  daily run costs with that much held: the lake and the warehouse are updated incrementally);
+- the lake: files per table and their median size before and after compaction;
 - dlt (rest_api → DuckDB, Parquet loader files) on the metrics endpoints, beside our run
   restricted to the same tables, for a like-for-like ratio;
 - DuckDB: each README example query over the warehouse of the longest window.
@@ -195,6 +197,41 @@ def run_peer(server: Server, work: Path, days: int, concurrency: int) -> Measure
     return with_counts(m, rows, 0)
 
 
+def run_daily(server: Server, home: Path, held: int) -> Measured:
+    """The daily job (`adwh run`) on a home holding `held` days."""
+    started = time.time()
+    daily = measure(
+        f"ads-warehouse daily run, {held}d held",
+        [str(ROOT / ".venv/bin/adwh"), "run"],
+        pipeline_env(server, home),
+    )
+    return with_counts(daily, *pages_since(home, started))
+
+
+def compaction(server: Server, home: Path) -> list[str]:
+    """Files per lake table and their median size, before and after `adwh lake optimize`
+    and `adwh lake vacuum`."""
+    from warehouse.lake import Lake
+
+    lake = Lake(home / "lake")
+    before = {name: lake.file_stats(name) for name in lake.tables()}
+    for command in (["optimize"], ["vacuum"]):
+        measure("housekeeping", [str(ROOT / ".venv/bin/adwh"), "lake", *command],
+                pipeline_env(server, home))  # fmt: skip
+    after = {name: lake.file_stats(name) for name in lake.tables()}
+    lines = [
+        "| lake table | files before | median KiB before | files after | median KiB after |",
+        "|---|---|---|---|---|",
+    ]
+    for name, old in sorted(before.items(), key=lambda item: -item[1].files):
+        new = after[name]
+        lines.append(
+            f"| {name} | {old.files:,} | {old.median_bytes / 1024:.1f} | {new.files:,} | "
+            f"{new.median_bytes / 1024:.1f} |"
+        )
+    return [*lines, ""]
+
+
 def example_queries() -> list[str]:
     text = (ROOT / "README.md").read_text()
     return [q.strip() for q in re.findall(r"```sql\n(.*?)```", text, flags=re.S) if "mart_" in q]
@@ -231,12 +268,21 @@ def verdict(met: bool) -> str:
 
 def targets(
     runs: dict[int, tuple[Measured, Measured]],
+    dailies: dict[int, Measured],
     restricted: Measured,
     peer: Measured,
     queries: list[tuple[str, float]],
 ) -> list[str]:
-    """The issue's targets, each with its figures and whether this run met it."""
+    """The issues' targets, each with its figures and whether this run met it."""
     lines = ["| target | figures | |", "|---|---|---|"]
+    if len(dailies) > 1:
+        fewest, most = min(dailies), max(dailies)
+        ratio = dailies[most].wall_s / dailies[fewest].wall_s
+        lines.append(
+            f"| daily run with {most}d held within 20% of {fewest}d held | "
+            f"{dailies[fewest].wall_s:.1f} s vs {dailies[most].wall_s:.1f} s ({ratio:.2f}) | "
+            f"{verdict(ratio <= 1.2)} |"
+        )
     if runs:
         worst = max(ours.wall_s / floor.wall_s for ours, floor in runs.values())
         ratios = ", ".join(f"{d}d {o.wall_s / f.wall_s:.2f}" for d, (o, f) in runs.items())
@@ -292,25 +338,20 @@ def main() -> None:
             ]
             longest = None
             runs: dict[int, tuple[Measured, Measured]] = {}
+            dailies: dict[int, Measured] = {}
             for days in windows:
                 home = work / f"ours-{days}"
                 ours = run_ours(server, home, days)
                 floor = run_floor(server, home, days, concurrency)
-                lines += [row(ours, floor), row(floor)]
+                dailies[days] = run_daily(server, home, days)
+                lines += [row(ours, floor), row(floor), row(dailies[days])]
                 runs[days] = (ours, floor)
                 longest = home
                 print(
-                    f"[bench] {preset} {days}d: ours {ours.wall_s:.1f}s floor {floor.wall_s:.1f}s",
+                    f"[bench] {preset} {days}d: ours {ours.wall_s:.1f}s floor {floor.wall_s:.1f}s"
+                    f" daily {dailies[days].wall_s:.1f}s",
                     flush=True,
                 )
-            if longest is not None:
-                started = time.time()
-                daily = measure(
-                    "ads-warehouse daily run",
-                    [str(ROOT / ".venv/bin/adwh"), "run"],
-                    pipeline_env(server, longest),
-                )
-                lines.append(row(with_counts(daily, *pages_since(longest, started))))
             peer_days = 90 if 90 in windows else windows[-1]
             restricted = run_ours(server, work / "ours-restricted", peer_days, PEER_TABLES)
             peer = run_peer(server, work / "peer", peer_days, concurrency)
@@ -322,12 +363,14 @@ def main() -> None:
                 f"the floor's pages at up to {fastest:,.0f} requests/s.",
                 "",
             ]
+            if longest is not None:
+                lines += compaction(server, longest)
             queries = time_queries(longest) if longest is not None else []
             if queries:
                 lines += ["| mart query (README example) | median of 3, ms |", "|---|---|"]
                 lines += [f"| {name} | {seconds * 1000:.1f} |" for name, seconds in queries]
                 lines.append("")
-            lines += targets(runs, restricted, peer, queries)
+            lines += targets(runs, dailies, restricted, peer, queries)
         finally:
             server.stop()
             shutil.rmtree(work, ignore_errors=True)

@@ -12,7 +12,7 @@ on disk: after a publish, the replaced files too, until `vacuum` removes them. S
 after each run unless the user keeps history (`ADWH_LAKE_KEEP_HOURS`).
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -124,20 +124,20 @@ class Lake:
     def publish(
         self,
         schema: TableSchema,
-        frame: pl.DataFrame,
+        frames: pl.DataFrame | Callable[[], Iterable[pl.DataFrame]],
         days: Iterable[date],
         accounts: Iterable[str],
         run_id: str = "",
     ) -> int:
-        """Replace `accounts`' rows on `days` with `frame`, in one commit; return the files
-        written (one per partition). Days of those accounts with no row in `frame` lose
-        what they held: re-materializing a range replaces exactly it."""
+        """Replace `accounts`' rows on `days` with the rows of `frames` (a frame, or a function
+        giving the frames afresh: a retry streams them again), in one commit, one frame in
+        memory at a time; return the files written (one per partition). Days of those accounts
+        with no row lose what they held: re-materializing a range replaces exactly it."""
         days, accounts = sorted(set(days)), sorted(set(accounts))
         if not days or not accounts:
             return 0
-        data = frame.select(pl.col(name).cast(t) for name, t in lake_columns(schema).items())
-        self._replace(schema, data, replaced_rows(accounts, days), run_id)
-        return data.select(schema.lake_partitions).n_unique() if data.height else 0
+        stream = (lambda: [frames]) if isinstance(frames, pl.DataFrame) else frames
+        return self._replace(schema, stream, replaced_rows(accounts, days), run_id)
 
     @retry(
         retry=retry_if_exception_type(CommitFailedError),
@@ -146,29 +146,40 @@ class Lake:
         reraise=True,
     )
     def _replace(
-        self, schema: TableSchema, data: pl.DataFrame, predicate: str, run_id: str
-    ) -> None:
-        """One commit replacing the rows of `predicate` by `data`. delta-rs retries a commit
-        that meets a newer version it does not conflict with; what it cannot retry (two writers
-        creating the table, a schema merged meanwhile) is tried again here on the new version."""
-        commit = CommitProperties(
-            custom_metadata={"adwh.run_id": run_id} if run_id else None,
-            max_commit_retries=COMMIT_RETRIES,
-        )
+        self,
+        schema: TableSchema,
+        frames: Callable[[], Iterable[pl.DataFrame]],
+        predicate: str,
+        run_id: str,
+    ) -> int:
+        """One commit replacing the rows of `predicate`; return the partitions written.
+        delta-rs retries a commit that meets a newer version it does not conflict with; what
+        it cannot retry (two writers creating the table, a schema merged meanwhile) is tried
+        again here on the new version."""
+        columns = lake_columns(schema)
+        target = pa.schema(pl.DataFrame(schema=columns).to_arrow().schema)
+        partitions: set[tuple] = set()
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for frame in frames():
+                rows = frame.select(pl.col(name).cast(t) for name, t in columns.items())
+                partitions.update(rows.select(schema.lake_partitions).unique().rows())
+                yield from rows.to_arrow().cast(target).to_batches()
+
         existing = self.table(schema.name)
-        if data.is_empty():
-            if existing is not None:
-                existing.delete(predicate, commit_properties=commit)
-            return
         write_deltalake(
             existing if existing is not None else self.uri(schema.name),
-            data.to_arrow(),
+            pa.RecordBatchReader.from_batches(target, batches()),
             mode="overwrite",
             predicate=predicate if existing is not None else None,
             partition_by=list(schema.lake_partitions),
             schema_mode="merge",
-            commit_properties=commit,
+            commit_properties=CommitProperties(
+                custom_metadata={"adwh.run_id": run_id} if run_id else None,
+                max_commit_retries=COMMIT_RETRIES,
+            ),
         )
+        return len(partitions)
 
     def conform(self, schema: TableSchema) -> int:
         """Rewrite the table in `schema`'s columns when its files lack one or hold one in a

@@ -1,15 +1,15 @@
 """Crashes and concurrent runs: `adwh run` SIGKILLed mid-write, or started twice on one home.
 
-A kill can land anywhere, so the tests aim it where damage would be possible: while a lake
-partition is being staged and swapped in, and while warehouse.duckdb is being built. After
-each kill the lake holds only whole partitions (each equal to a clean run's) and no partition
-published before is missing; the warehouse is absent, the previous one, or a clean run's. A
-reader process polls the lake and the DuckDB file all along and must never see anything
-partial. The next run completes and ends with a clean run's warehouse.
+A kill can land anywhere, so the tests aim it where damage would be possible: while the lake's
+Delta tables are being written and committed, and while warehouse.duckdb is being built. After
+each kill the lake's current versions hold only whole partitions (each equal to a clean run's)
+and no partition published before is missing; the warehouse is absent, the previous one, or a
+clean run's. A reader process polls the lake (through its Delta log) and the DuckDB file all
+along and must never see anything partial. The next run completes and ends with a clean run's
+warehouse.
 """
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,18 +22,6 @@ def _clean_runs():
     scenarios.remove_clean_runs()
 
 
-def writing_the_lake(after_partitions: int) -> scenarios.Trigger:
-    """The run is writing lake partitions (pyarrow is filling a staging folder, or its
-    partitions are being swapped in), once it has published `after_partitions` already."""
-    published = scenarios.partitions_published(after_partitions)
-
-    def trigger(home: Path) -> bool:
-        staging = home / "staging"
-        return published(home) and staging.is_dir() and any(staging.iterdir())
-
-    return trigger
-
-
 def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_lost(tmp_path):
     """The first night's run dies mid-lake; the next completes. A later run dies while
     building the DuckDB file: the previous warehouse stays as it was, and the next completes.
@@ -42,7 +30,7 @@ def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_los
     home = scenarios.new_home(tmp_path / "home", clean)
     with scenarios.reader(home, clean, tmp_path) as seen:
         kills, damage, outcome = scenarios.kill_and_recover(
-            home, scenarios.LONG, [("lake write", writing_the_lake(30))], tmp_path
+            home, scenarios.LONG, [("lake write", scenarios.partitions_published(30))], tmp_path
         )
         assert outcome.code == 0, outcome.err
         warehouse = scenarios.file_state(home)[scenarios.WAREHOUSE]

@@ -274,3 +274,18 @@ def test_current_state_tables_keep_one_snapshot_a_day(tmp_path):
         "date=2026-11-02",
     ]
     assert lake.earliest("campaigns", "id = 'c1'") == D1
+
+
+def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch):
+    """The README's Python example, as written, on a lake with a version 3 kept."""
+    import re
+
+    lake = Lake(tmp_path / "data" / "lake", keep_hours=24)
+    for k in range(5):
+        lake.publish(CAMPAIGN_METRICS, metrics("a", days(2), k), days(2), ["a"])
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(example, namespace)
+    assert namespace["con"].sql("SELECT count(*) FROM campaign_metrics").fetchall() == [(4,)]

@@ -489,9 +489,9 @@ def a_row_without_account(home: Path) -> None:
     as a lake edited by hand or another writer might hold: the marts' not_null test fails."""
     bad = typed(s.CAMPAIGN_METRICS, [campaign_day(ident("c1"), D1, "USD", "SP", clicks=1)])
     bad = bad.with_columns(pl.lit(None, pl.String).alias("account_id"))
-    columns = lake_columns(s.CAMPAIGN_METRICS)
+    rows = bad.select(list(lake_columns(s.CAMPAIGN_METRICS))).to_arrow()
     table = str(home / "lake" / "campaign_metrics")
-    write_deltalake(table, bad.select(columns).to_arrow(), mode="append", partition_by=PARTITIONS)
+    write_deltalake(table, rows, mode="append", partition_by=PARTITIONS)
 
 
 def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp_path):
