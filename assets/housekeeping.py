@@ -45,7 +45,7 @@ def lake_housekeeping(
 
 
 lake_housekeeping_job = dg.define_asset_job(
-    "lake_housekeeping",
+    "housekeeping",
     selection=[lake_housekeeping],
     description="Compact and vacuum every lake table.",
 )

@@ -188,7 +188,7 @@ def render(rows: list[Row], command: str, elapsed: float) -> str:
         "",
         "What the soak injected into `adwh run` and what was lost. Produced by "
         f"`{command}` (`make soak`) in {elapsed:.0f} s; rerun it to refresh this file. Every "
-        "run uses the real client, pipeline, Parquet lake and DuckDB against the embedded "
+        "run uses the real client, pipeline, Delta lake and DuckDB against the embedded "
         "sandbox (`bench/scenarios.py`); `make test` runs a few cases of each "
         "(`tests/reliability/`, `tests/pipeline/test_cli.py`).",
         "",
@@ -196,7 +196,7 @@ def render(rows: list[Row], command: str, elapsed: float) -> str:
         "row), or, where the faults never stop, with one line on stderr after bounded retries "
         "and the previous lake and warehouse untouched. *Lost* counts runs that ended any other "
         "way, and lake partitions that differed from a clean run's, vanished, or were seen "
-        "partial by a reader process.",
+        "partial by a reader process reading the lake through its Delta log.",
         "",
         "| injected | runs | requests | faults / kills | clean warehouse | one line, intact "
         "| lost |",

@@ -191,6 +191,7 @@ def command_run(
 
 
 def command_demo(settings: Settings, days: int) -> int:
+    from pipelines.destination import Destination
     from pipelines.report import print_demo_table
 
     if not settings.uses_sandbox:
@@ -198,7 +199,7 @@ def command_demo(settings: Settings, days: int) -> int:
     end = settings.today - timedelta(days=1)
     status = command_run(settings, end - timedelta(days=days - 1), end)
     if status == 0:
-        print_demo_table(settings.home)
+        print_demo_table(settings.home, Destination.of(settings).lake.url)
     return status
 
 

@@ -35,8 +35,9 @@ LIMIT 12
 """
 
 
-def print_demo_table(home: Path) -> None:
-    console.print(f"lake:      {(home / 'lake').resolve()}")
+def print_demo_table(home: Path, lake: str) -> None:
+    """Where the lake (Delta tables) and the warehouse are, and what the warehouse holds."""
+    console.print(f"lake:      {lake if '://' in lake else Path(lake).resolve()} (Delta Lake)")
     console.print(f"warehouse: {(home / 'warehouse.duckdb').resolve()}")
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
         relation = con.sql(DEMO_SQL)
