@@ -9,8 +9,11 @@ replaced, not the years held.
 """
 
 from dataclasses import dataclass
+from datetime import date
 
 import duckdb
+import pyarrow as pa
+import pyarrow.dataset as pads
 
 from warehouse.lake import Lake
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
@@ -77,14 +80,22 @@ def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> 
     if snapshot is not None and days:
         _insert(con, schema, snapshot.rows, days)
     con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [schema.name])
-    con.executemany(
-        f"INSERT INTO {FILES_TABLE} VALUES (?, ?, ?)",
-        [(schema.name, path, day) for path, day in current.items()],
+    files = pa.table(
+        {
+            "table_name": [schema.name] * len(current),
+            "path": list(current),
+            "date": pa.array(list(current.values()), pa.date32()),
+        }
     )
+    con.register("current_files", files)
+    con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM current_files")
+    con.unregister("current_files")
     return Loaded(schema.name, len(days), whole)
 
 
-def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, rows, days: list) -> None:
+def _insert(
+    con: duckdb.DuckDBPyConnection, schema: TableSchema, rows: pads.Dataset, days: list[date]
+) -> None:
     """Insert the lake's rows of `days`. DuckDB pushes the day filter into the dataset, which
     opens only those days' files."""
     con.register("lake_rows", rows)
@@ -124,5 +135,5 @@ def _has_columns(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:
     return held == wanted
 
 
-def _dates(days: list) -> str:
+def _dates(days: list[date]) -> str:
     return ", ".join(f"DATE '{day.isoformat()}'" for day in days)
