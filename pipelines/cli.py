@@ -89,7 +89,7 @@ def resolve_range(settings: Settings, start: date | None, end: date | None) -> t
 
     if start is None and end is None:
         lake = Destination.of(settings).lake
-        return daily_range(settings.today, pending_economics_since(lake))
+        return daily_range(settings.today, pending_economics_since(lake, settings.today))
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:

@@ -37,7 +37,8 @@ daily_job = dg.define_asset_job(
 )
 def daily_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     lake = WarehouseResource().destination().lake
-    start, end = daily_range(context.scheduled_execution_time.date(), pending_economics_since(lake))
+    today = context.scheduled_execution_time.date()
+    start, end = daily_range(today, pending_economics_since(lake, today))
     return dg.RunRequest(run_key=f"daily-{end}", tags=range_tags(start, end))
 
 

@@ -40,6 +40,11 @@ def range_tags(start: date, end: date) -> dict[str, str]:
     return {RANGE_START_TAG: start.isoformat(), RANGE_END_TAG: end.isoformat()}
 
 
-def pending_economics_since(lake: Lake) -> date | None:
-    """The oldest day whose seller economics the lake still holds as pending."""
-    return lake.earliest("seller_product_metrics", "economics_status = 'pending'")
+def pending_economics_since(lake: Lake, today: date) -> date | None:
+    """The oldest day within the horizon whose seller economics the lake still holds as
+    pending. Only the horizon's partitions are read: the daily run's cost must not grow with
+    the years held."""
+    horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
+    return lake.earliest(
+        "seller_product_metrics", f"date >= DATE '{horizon}' AND economics_status = 'pending'"
+    )
