@@ -289,3 +289,29 @@ def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch):
     namespace: dict = {}
     exec(example, namespace)
     assert namespace["con"].sql("SELECT count(*) FROM campaign_metrics").fetchall() == [(4,)]
+
+
+def test_pending_economics_are_looked_for_within_the_horizon_only(tmp_path):
+    """An old pending day (economics never came, the runs stopped) must not hide a recent one,
+    and the daily run reads only the horizon's partitions of the lake."""
+    from pipelines.partitions import PENDING_HORIZON_DAYS, daily_range, pending_economics_since
+
+    schema = TABLES["seller_product_metrics"]
+    today = date(2026, 11, 23)
+    old, recent = today - timedelta(days=200), today - timedelta(days=10)
+    frame = pl.DataFrame(
+        [
+            {"account_id": "a", "asin": "B0", "sku": "s", "connection": "c", "country": "US",
+             "currency": "USD", "date": day, "economics_status": "pending",
+             "_extracted_at": EXTRACTED}
+            for day in (old, recent)
+        ],
+        schema=schema.polars_schema,
+    )  # fmt: skip
+    lake = Lake(tmp_path)
+    lake.publish(schema, frame, [old, recent], ["a"])
+    for stray in (tmp_path / schema.name).glob(f"date={old}/*/*.parquet"):
+        stray.unlink()  # a read of the old partition would now fail: none happens
+    assert pending_economics_since(lake, today) == recent
+    assert daily_range(today, recent) == (recent, today - timedelta(days=1))
+    assert today - timedelta(days=PENDING_HORIZON_DAYS) > old
