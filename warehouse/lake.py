@@ -156,15 +156,13 @@ class Lake:
         delta-rs retries a commit that meets a newer version it does not conflict with; what
         it cannot retry (two writers creating the table, a schema merged meanwhile) is tried
         again here on the new version."""
-        columns = lake_columns(schema)
-        target = pa.schema(pl.DataFrame(schema=columns).to_arrow().schema)
+        target = arrow_schema(schema)
         partitions: set[tuple] = set()
 
         def batches() -> Iterator[pa.RecordBatch]:
             for frame in frames():
-                rows = frame.select(pl.col(name).cast(t) for name, t in columns.items())
-                partitions.update(rows.select(schema.lake_partitions).unique().rows())
-                yield from rows.to_arrow().cast(target).to_batches()
+                partitions.update(frame.select(schema.lake_partitions).unique().rows())
+                yield from in_lake_columns(frame, schema, target)
 
         existing = self.table(schema.name)
         write_deltalake(
@@ -206,11 +204,15 @@ class Lake:
     ) -> int:
         """Replace the whole table by `batches` in `schema`'s lake columns, in one commit, one
         batch in memory at a time; return the files it then has."""
-        columns = lake_columns(schema)
-        target = pa.schema(pl.DataFrame(schema=columns).to_arrow().schema)
+        target = arrow_schema(schema)
+        conformed = (
+            part
+            for batch in batches
+            for part in in_lake_columns(pl.from_arrow(batch), schema, target)
+        )
         write_deltalake(
             table if table is not None else self.uri(schema.name),
-            pa.RecordBatchReader.from_batches(target, _conformed(batches, schema, target)),
+            pa.RecordBatchReader.from_batches(target, conformed),
             mode="overwrite",
             schema_mode="overwrite",
             partition_by=list(schema.lake_partitions),
@@ -301,16 +303,20 @@ class Lake:
         return FileStats(len(sizes), sizes[len(sizes) // 2] if sizes else 0, sum(sizes))
 
 
-def _conformed(
-    batches: Iterable[pa.RecordBatch], schema: TableSchema, target: pa.Schema
-) -> Iterator[pa.RecordBatch]:
-    """Each batch in `schema`'s lake columns: a column it lacks is NULL."""
-    for batch in batches:
-        held = pl.from_arrow(batch)
-        frame = schema.conformed(held.lazy()).collect()
-        if "date" not in frame.columns:  # a current-state table's snapshot day
-            frame = frame.with_columns(held["date"])
-        yield from frame.select(target.names).to_arrow().cast(target).to_batches()
+def arrow_schema(schema: TableSchema) -> pa.Schema:
+    """The Arrow schema of a table's lake columns, as every commit writes them."""
+    return pa.schema(pl.DataFrame(schema=lake_columns(schema)).to_arrow().schema)
+
+
+def in_lake_columns(
+    frame: pl.DataFrame, schema: TableSchema, target: pa.Schema
+) -> list[pa.RecordBatch]:
+    """`frame` in the table's lake columns (`target`): each cast straight to its type, a
+    column it lacks NULL, one sent only as null left out."""
+    conformed = schema.conformed(frame.lazy()).collect()
+    if "date" not in conformed.columns:  # a current-state table's snapshot day
+        conformed = conformed.with_columns(frame["date"])
+    return conformed.select(target.names).to_arrow().cast(target).to_batches()
 
 
 def _present(table: DeltaTable, paths: list[str]) -> list[str]:
