@@ -13,6 +13,7 @@ import json
 import random
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -50,7 +51,7 @@ def partitions(lake: Lake) -> set[tuple[str, str]]:
 
 
 def digest(con: duckdb.DuckDBPyConnection, lake: Lake, table: str, day: str) -> tuple[int, str]:
-    found = partition_digests(con, lake.dataset(table), day)
+    found = partition_digests(con, lake.dataset(table, days=[date.fromisoformat(day)]), day)
     return (found[0][1], found[0][2]) if found else (0, "")
 
 

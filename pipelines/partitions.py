@@ -45,6 +45,4 @@ def pending_economics_since(lake: Lake, today: date) -> date | None:
     pending. Only the horizon's partitions are read: the daily run's cost must not grow with
     the years held."""
     horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
-    return lake.earliest(
-        "seller_product_metrics", f"date >= DATE '{horizon}' AND economics_status = 'pending'"
-    )
+    return lake.earliest("seller_product_metrics", "economics_status = 'pending'", horizon)

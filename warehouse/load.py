@@ -78,7 +78,7 @@ def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> 
         days = sorted(changed)
         con.execute(f'DELETE FROM "{schema.name}" WHERE date IN ({_dates(days)})')
     if snapshot is not None and days:
-        _insert(con, schema, snapshot.rows, days)
+        _insert(con, schema, lake.dataset(schema.name, snapshot.version, days), days)
     con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [schema.name])
     files = pa.table(
         {
