@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import duckdb
 import polars as pl
@@ -32,7 +33,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from warehouse.schemas import TABLES, TableSchema
+from warehouse.schemas import TABLES, Layout, TableSchema
 
 # Concurrent writers to one table: each commit that finds a newer version re-checks its
 # predicate against it and retries; with a few dozen runs at once, more than delta-rs' default.
@@ -53,6 +54,19 @@ def replaced_rows(accounts: Iterable[str], days: Iterable[date]) -> str:
     account_list = ", ".join(sql_literal(a) for a in sorted(set(accounts)))
     day_list = ", ".join(sql_literal(d.isoformat()) for d in sorted(set(days)))
     return f"account_id IN ({account_list}) AND date IN ({day_list})"
+
+
+def hive_parquet(paths: Iterable[str], schema: TableSchema) -> str:
+    """DuckDB's own Parquet reader over these files (or globs), each file's partition keys
+    read from its Hive folder names, columns matched by name."""
+    types = "{'date': 'DATE', 'currency': 'VARCHAR'}"
+    if schema.layout is not Layout.DAILY_FACT:
+        types = "{'date': 'DATE'}"
+    listed = ", ".join(sql_literal(path) for path in paths)
+    return (
+        f"read_parquet([{listed}], hive_partitioning = true, union_by_name = true, "
+        f"hive_types = {types})"
+    )
 
 
 def lake_columns(schema: TableSchema) -> dict[str, pl.DataType]:
@@ -254,6 +268,13 @@ class Lake:
             )
         )
         return Snapshot(table.version(), files)
+
+    def local_files(self, name: str, snapshot: Snapshot, days: Iterable[date]) -> list[str]:
+        """The paths of a local table's data files of `days` in `snapshot`: DuckDB reads
+        them natively, in parallel, several times faster than through a PyArrow dataset."""
+        wanted = set(days)
+        root = Path(self.uri(name)).absolute()
+        return [str(root / unquote(path)) for path, day in snapshot.files.items() if day in wanted]
 
     def earliest(self, name: str, condition: str, since: date | None = None) -> date | None:
         """The first date of table `name` (from `since` on) with a row meeting `condition`

@@ -13,9 +13,8 @@ from datetime import date
 
 import duckdb
 import pyarrow as pa
-import pyarrow.dataset as pads
 
-from warehouse.lake import Lake
+from warehouse.lake import Lake, hive_parquet
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 FILES_TABLE = "_lake_files"
@@ -78,42 +77,39 @@ def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> 
         days = sorted(changed)
         con.execute(f'DELETE FROM "{schema.name}" WHERE date IN ({_dates(days)})')
     if snapshot is not None and days:
-        _insert(con, schema, lake.dataset(schema.name, snapshot.version, days), days)
+        if lake.remote:  # DuckDB has no object-store reader here: through PyArrow
+            con.register("lake_rows", lake.dataset(schema.name, snapshot.version, days))
+            _insert(con, schema, "lake_rows")
+            con.unregister("lake_rows")
+        else:
+            _insert(
+                con, schema, hive_parquet(lake.local_files(schema.name, snapshot, days), schema)
+            )
     con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [schema.name])
-    files = pa.table(
+    listed = pa.table(
         {
             "table_name": [schema.name] * len(current),
             "path": list(current),
             "date": pa.array(list(current.values()), pa.date32()),
         }
     )
-    con.register("current_files", files)
+    con.register("current_files", listed)
     con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM current_files")
     con.unregister("current_files")
     return Loaded(schema.name, len(days), whole)
 
 
-def _insert(
-    con: duckdb.DuckDBPyConnection, schema: TableSchema, rows: pads.Dataset, days: list[date]
-) -> None:
-    """Insert the lake's rows of `days`. DuckDB pushes the day filter into the dataset, which
-    opens only those days' files."""
-    con.register("lake_rows", rows)
-    try:
-        # A column the service added after the last publish, or has sent only as null so far,
-        # is in the schema and not in the lake: it loads as NULL, like rows written before it.
-        held = set(rows.schema.names)
-        columns = ", ".join(f'"{name}"' for name in schema.column_names)
-        values = ", ".join(
-            f'"{c.name}"' if c.name in held else f"CAST(NULL AS {DUCKDB_TYPES[c.kind]})"
-            for c in schema.columns
-        )
-        con.execute(
-            f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM lake_rows '
-            f"WHERE date IN ({_dates(days)})"
-        )
-    finally:
-        con.unregister("lake_rows")
+def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, source: str) -> None:
+    """Insert the rows of `source` (the files of the days read again) in `schema`'s columns.
+    A column the service added after the last publish, or has sent only as null so far, is in
+    the schema and not in the lake: it loads as NULL, like rows written before it."""
+    held = {row[0] for row in con.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    columns = ", ".join(f'"{name}"' for name in schema.column_names)
+    values = ", ".join(
+        f'"{c.name}"' if c.name in held else f"CAST(NULL AS {DUCKDB_TYPES[c.kind]})"
+        for c in schema.columns
+    )
+    con.execute(f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source}')
 
 
 def _has_columns(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.lake import Lake
-from warehouse.schemas import Layout, TableSchema
+from warehouse.lake import Lake, hive_parquet
+from warehouse.schemas import TableSchema
 
 BACKUP = "hive-lake-backup"
 
@@ -61,13 +61,7 @@ def migrate(
 
 
 def _migrate_table(lake: Lake, schema: TableSchema, folder: Path) -> Migrated:
-    types = "{'date': 'DATE', 'currency': 'VARCHAR'}"
-    if schema.layout is not Layout.DAILY_FACT:
-        types = "{'date': 'DATE'}"
-    rows = (
-        f"read_parquet('{folder}/date=*/**/*.parquet', hive_partitioning = true, "
-        f"union_by_name = true, hive_types = {types})"
-    )
+    rows = hive_parquet([f"{folder}/date=*/**/*.parquet"], schema)
     with duckdb.connect() as con:
         expected = con.sql(f"SELECT count(*) FROM {rows}").fetchall()[0][0]
         try:
