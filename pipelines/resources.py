@@ -23,13 +23,16 @@ class WarehouseResource(dg.ConfigurableResource):
     raw_url: str | None = None
     today: str | None = None
 
-    def settings(self) -> Settings:
+    def settings(self, **service: str | None) -> Settings:
+        """The settings of this resource's fields over the environment, with `service`'s
+        (the service resource's fields, by variable)."""
         return load_settings(
             ADWH_HOME=self.home,
             ADWH_LAKE_URL=self.lake_url,
             ADWH_LAKE_KEEP_HOURS=self.lake_keep_hours,
             ADWH_RAW_URL=self.raw_url,
             ADWH_TODAY=self.today,
+            **service,
         )
 
     def destination(self) -> Destination:
@@ -66,13 +69,8 @@ class ServiceResource(dg.ConfigurableResource):
         )
 
     def settings(self, warehouse: WarehouseResource) -> Settings:
-        return load_settings(
+        return warehouse.settings(
             ADS_API_BASE_URL=self.base_url,
             ADS_API_KEY=self.api_key,
             ADS_ACCOUNT_IDS=self.account_ids,
-            ADWH_HOME=warehouse.home,
-            ADWH_LAKE_URL=warehouse.lake_url,
-            ADWH_LAKE_KEEP_HOURS=warehouse.lake_keep_hours,
-            ADWH_RAW_URL=warehouse.raw_url,
-            ADWH_TODAY=warehouse.today,
         )

@@ -115,16 +115,21 @@ def _writer(root: str, account: str, rounds: int) -> None:
         lake.publish(CAMPAIGN_METRICS, metrics(account, window, k), window, [account])
 
 
-def test_writers_in_several_processes_publishing_other_accounts_all_land(tmp_path):
+def run_writers(root: str, rounds: int, count: int = 3) -> None:
+    """`count` processes at once, each publishing its own account `rounds` times."""
     context = multiprocessing.get_context("spawn")
     writers = [
-        context.Process(target=_writer, args=(str(tmp_path), f"acct{i}", 12)) for i in range(3)
+        context.Process(target=_writer, args=(root, f"acct{i}", rounds)) for i in range(count)
     ]
     for w in writers:
         w.start()
     for w in writers:
-        w.join(120)
+        w.join(180)
         assert w.exitcode == 0
+
+
+def test_writers_in_several_processes_publishing_other_accounts_all_land(tmp_path):
+    run_writers(str(tmp_path), 12)
     rows = current(Lake(tmp_path))
     for i in range(3):
         mine = rows.filter(account_id=f"acct{i}")

@@ -1,7 +1,6 @@
 """The lake on object storage: the same promises against a real S3-compatible server on
 127.0.0.1 (moto's, over HTTP), credentials through the standard AWS environment variables."""
 
-import multiprocessing
 from datetime import timedelta
 
 import duckdb
@@ -10,7 +9,7 @@ import pytest
 
 from pipelines.cli import main
 from tests.pipeline.test_pipeline import snapshot_of
-from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, _writer, current, days, metrics
+from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, current, days, metrics, run_writers
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
 from warehouse.schemas import Column, Kind
@@ -32,13 +31,7 @@ def test_publish_replace_tidy_and_time_travel_on_s3(s3_lake):
 
 
 def test_writers_in_several_processes_all_land_on_s3(s3_lake):
-    context = multiprocessing.get_context("spawn")
-    writers = [context.Process(target=_writer, args=(s3_lake, f"acct{i}", 6)) for i in range(3)]
-    for w in writers:
-        w.start()
-    for w in writers:
-        w.join(180)
-        assert w.exitcode == 0
+    run_writers(s3_lake, 6)
     rows = current(Lake(s3_lake))
     assert sorted(rows["account_id"].unique()) == ["acct0", "acct1", "acct2"]
     # round k wrote the 3 days from D1 + k % 5: the last (5) wrote D1.., round 4 wrote D1 + 6
