@@ -113,7 +113,7 @@ def build_warehouse(
             _schema_changes(con, log)
             con.execute(functions_sql())
         results = build_marts(building, artifacts)
-        with duckdb.connect(str(building)) as con:
+        with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             con.execute("CHECKPOINT")
         os.replace(building, target)
         shutil.rmtree(artifacts, ignore_errors=True)
