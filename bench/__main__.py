@@ -249,14 +249,15 @@ def warehouse_builds(home: Path) -> list[str]:
     build_warehouse(fresh, lake, tables)
     full = time.perf_counter() - started
     started = time.perf_counter()
-    build_warehouse(home, lake, tables)
+    built = build_warehouse(home, lake, tables)
     incremental = time.perf_counter() - started
+    dbt = sum(result.execution_time for result in built.results)
     size = (home / "warehouse.duckdb").stat().st_size / 2**20
     shutil.rmtree(fresh, ignore_errors=True)
     return [
         f"Warehouse step over this lake ({size:,.0f} MiB file): built from nothing "
-        f"{full:.1f} s; brought up to date with nothing changed {incremental:.1f} s (of which "
-        "dbt's models and tests are about 6 s).",
+        f"{full:.1f} s; brought up to date with nothing changed {incremental:.1f} s (dbt's "
+        f"models and tests: {dbt:.1f} s of node time, on 4 threads).",
         "",
     ]
 
