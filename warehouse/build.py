@@ -20,8 +20,8 @@ from typing import Any
 
 import duckdb
 
-from warehouse.lake import Lake
-from warehouse.load import Loaded, refresh, sql_string
+from warehouse.lake import Lake, sql_string
+from warehouse.load import Loaded, refresh
 from warehouse.marts import build_marts
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import TableSchema

@@ -45,14 +45,16 @@ DayFilter = list[date] | tuple[str, date] | None
 ORPHAN_HOURS = 1
 
 
-def sql_literal(value: object) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
+def sql_string(text: str) -> str:
+    """A SQL string literal, for the statements that take no bound parameters (a Delta
+    predicate, a file list, COMMENT ON)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def replaced_rows(accounts: Iterable[str], days: Iterable[date]) -> str:
     """The predicate of what a publish replaces: these accounts' rows on these days."""
-    account_list = ", ".join(sql_literal(a) for a in sorted(set(accounts)))
-    day_list = ", ".join(sql_literal(d.isoformat()) for d in sorted(set(days)))
+    account_list = ", ".join(sql_string(a) for a in sorted(set(accounts)))
+    day_list = ", ".join(sql_string(d.isoformat()) for d in sorted(set(days)))
     return f"account_id IN ({account_list}) AND date IN ({day_list})"
 
 
@@ -62,7 +64,7 @@ def hive_parquet(paths: Iterable[str], schema: TableSchema) -> str:
     types = "{'date': 'DATE', 'currency': 'VARCHAR'}"
     if schema.layout is not Layout.DAILY_FACT:
         types = "{'date': 'DATE'}"
-    listed = ", ".join(sql_literal(path) for path in paths)
+    listed = ", ".join(sql_string(path) for path in paths)
     return (
         f"read_parquet([{listed}], hive_partitioning = true, union_by_name = true, "
         f"hive_types = {types})"

@@ -14,7 +14,7 @@ from datetime import date
 import duckdb
 import pyarrow as pa
 
-from warehouse.lake import Lake, hive_parquet
+from warehouse.lake import Lake, hive_parquet, sql_string
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 FILES_TABLE = "_lake_files"
@@ -32,11 +32,6 @@ class Loaded:
     table: str
     days: int
     whole: bool
-
-
-def sql_string(text: str) -> str:
-    """A SQL string literal (COMMENT ON takes no bound parameters)."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def columns_sql(schema: TableSchema) -> str:
