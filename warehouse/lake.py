@@ -12,6 +12,7 @@ on disk: after a publish, the replaced files too, until `vacuum` removes them. S
 after each run unless the user keeps history (`ADWH_LAKE_KEEP_HOURS`).
 """
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -38,6 +39,8 @@ from warehouse.schemas import TABLES, Layout, TableSchema
 # Concurrent writers to one table: each commit that finds a newer version re-checks its
 # predicate against it and retries; with a few dozen runs at once, more than delta-rs' default.
 COMMIT_RETRIES = 50
+# A data file an object store was still writing (`part-….parquet#1`) when its writer died.
+STAGED = re.compile(r"\.parquet#\d+$")
 # Which partitions a read opens: some days, or every day from one on (`(">=", day)`).
 DayFilter = list[date] | tuple[str, date] | None
 # Files the log does not name (a writer killed before its commit) are removed by a full vacuum
@@ -313,6 +316,8 @@ class Lake:
             present = _present(table, table.vacuum(dry_run=True, **options))
             if present:
                 removed += len(table.vacuum(dry_run=False, **options))
+        if orphan_hours is not None:
+            removed += _remove_staged(table, max(retain_hours, orphan_hours))
         return removed
 
     def optimize(self, name: str) -> dict[str, Any]:
@@ -357,13 +362,38 @@ def in_lake_columns(
     return conformed.select(target.names).to_arrow().cast(target).to_batches()
 
 
+def _storage(table: DeltaTable) -> pafs.FileSystem:
+    """The table's storage, paths relative to the table's root."""
+    storage, root = pafs.FileSystem.from_uri(table.table_uri)
+    return pafs.SubTreeFileSystem(root, storage)
+
+
 def _present(table: DeltaTable, paths: list[str]) -> list[str]:
     """The paths (relative to the table) that are still in its storage."""
     if not paths:
         return []
-    storage, root = pafs.FileSystem.from_uri(table.table_uri)
-    found = pafs.SubTreeFileSystem(root, storage).get_file_info(paths)
+    found = _storage(table).get_file_info(paths)
     return [info.path for info in found if info.type != pafs.FileType.NotFound]
+
+
+def _remove_staged(table: DeltaTable, hours: int) -> int:
+    """Remove the partial files of writers killed mid-write that are older than `hours`;
+    return how many. On a local disk the object store writes a data file as `<name>#<n>` and
+    renames it when whole, so a kill leaves that name behind. delta-rs' vacuum never removes
+    it (not a data file name), and `pyarrow.dataset` over the folder fails on it."""
+    storage = _storage(table)
+    cutoff = datetime.now(UTC).timestamp() - hours * 3600
+    staged = [
+        info.path
+        for info in storage.get_file_info(pafs.FileSelector("", recursive=True))
+        if info.type == pafs.FileType.File
+        and STAGED.search(info.path)
+        and not info.path.startswith("_")
+        and info.mtime.timestamp() < cutoff
+    ]
+    for path in staged:
+        storage.delete_file(path)
+    return len(staged)
 
 
 def _version(entry: dict[str, Any]) -> Version:
