@@ -6,6 +6,9 @@ holds the same rows, and a day with a file added or removed (a publish, a rewrit
 evolution, a compaction, another run's accounts) is deleted and read again from the lake. This
 holds whoever wrote the lake, with no journal to keep in step: a daily run reads the days it
 replaced, not the years held.
+
+The days a build read again are left in `_lake_reloads` for the incremental models
+(`warehouse/dbt/models/int_product_daily.sql`), which recompute the same days and no others.
 """
 
 from dataclasses import dataclass
@@ -18,10 +21,14 @@ from warehouse.lake import Lake, hive_parquet, sql_string
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 FILES_TABLE = "_lake_files"
+RELOADS_TABLE = "_lake_reloads"
 FILES_DDL = f"""
 CREATE TABLE IF NOT EXISTS {FILES_TABLE} (table_name VARCHAR, path VARCHAR, date DATE);
 COMMENT ON TABLE {FILES_TABLE} IS 'The lake files (Delta Lake data files) each table was loaded
 from, with their day: the next build reads again only the days whose files changed.';
+CREATE TABLE IF NOT EXISTS {RELOADS_TABLE} (table_name VARCHAR, date DATE);
+COMMENT ON TABLE {RELOADS_TABLE} IS 'The days the last build read again from the lake, per
+table (date NULL: the whole table): the incremental models recompute these days.';
 """
 
 
@@ -54,7 +61,8 @@ def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> 
     )
     # A table with other columns (the service added or widened one), or loaded by a version
     # that kept no file list, is read again whole.
-    whole = not previous or not _has_columns(con, schema)
+    whole = not _has_columns(con, schema) or (not previous and _has_rows(con, schema))
+    _record_reloads(con, schema.name, None if whole else [])
     if whole:
         con.execute(f'DROP TABLE IF EXISTS "{schema.name}"')
         con.execute(ddl(schema))
@@ -71,15 +79,15 @@ def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> 
     else:
         days = sorted(changed)
         con.execute(f'DELETE FROM "{schema.name}" WHERE date IN ({_dates(days)})')
+        if not whole:
+            _record_reloads(con, schema.name, days)
     if snapshot is not None and days:
         if lake.remote:  # DuckDB has no object-store reader here: through PyArrow
             con.register("lake_rows", lake.dataset(schema.name, snapshot.version, days))
             _insert(con, schema, "lake_rows")
             con.unregister("lake_rows")
-        else:
-            _insert(
-                con, schema, hive_parquet(lake.local_files(schema.name, snapshot, days), schema)
-            )
+        elif files := lake.local_files(schema.name, snapshot, days):  # none: days emptied
+            _insert(con, schema, hive_parquet(files, schema))
     con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [schema.name])
     listed = pa.table(
         {
@@ -105,6 +113,18 @@ def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, source: str) ->
         for c in schema.columns
     )
     con.execute(f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source}')
+
+
+def _record_reloads(con: duckdb.DuckDBPyConnection, table: str, days: list[date] | None) -> None:
+    """Replace what `_lake_reloads` says of `table`: these days, or (None) the whole table."""
+    con.execute(f"DELETE FROM {RELOADS_TABLE} WHERE table_name = ?", [table])
+    rows = [(table, None)] if days is None else [(table, day) for day in days]
+    if rows:
+        con.executemany(f"INSERT INTO {RELOADS_TABLE} VALUES (?, ?)", rows)
+
+
+def _has_rows(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:
+    return con.execute(f'SELECT EXISTS (FROM "{schema.name}")').fetchone() == (True,)
 
 
 def _has_columns(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:

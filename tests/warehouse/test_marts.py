@@ -67,7 +67,7 @@ C1, C2 = ident("campaign 1"), ident("campaign 2")
 G1 = ident("ad group 1")
 T1, T2 = ident("target 1"), ident("target 2")
 P1, P2, P3, P4 = (ident(f"product {i}") for i in range(1, 5))
-PA1, PA2, PA3, PA4 = (ident(f"product ad {i}") for i in range(1, 5))
+PA1, PA2, PA3, PA4, PA5 = (ident(f"product ad {i}") for i in range(1, 6))
 ALPHA, BETA = ident("cluster alpha"), ident("cluster beta")
 D1, D2 = date(2026, 10, 31), date(2026, 11, 2)  # a Saturday and the Monday after it
 EXTRACTED = datetime(2026, 11, 23, 2, 0, tzinfo=UTC).replace(tzinfo=None)
@@ -317,12 +317,16 @@ FACTS = {
             stock=7,
             **economics("0.00", "0.00", "0.00"),
         ),
+        # an ASIN the catalog does not know: no product, so no cluster and no product's ads
+        seller_day(P1, D1, "pending", sales=D("1.00"))
+        | {"product": None, "asin": "B000000009", "sku": "SKU-9"},
     ],
     s.PRODUCT_AD_METRICS: [
         ad_day(PA1, P1, "SP", D1, "1.00", 2, sales="10.00", orders=1, units=1),
         ad_day(PA2, P1, "SD", D1, "0.50", 1),
         ad_day(PA3, P3, "SP", D1, "0.25", 1),
         ad_day(PA4, P4, "SP", D1, "2.00", 1),
+        ad_day(PA5, None, "SP", D1, "0.40", 1),  # a product ad of no catalog product
         ad_day(PA1, P1, "SP", D2, "0.00", 0),
     ],
     s.OPTIMIZATION_HISTORY: [
@@ -595,6 +599,13 @@ def test_product_daily_puts_ads_beside_sales_with_tacos(known):
     assert p4["tacos"] is None and p4["asin"] == "B000000004"
     later = rows[P1, D2]
     assert later["ad_spend"] == D("0.00") and later["tacos"] == 0.0  # a real zero of spend
+    unknown = rows[None, D1]  # sold, no catalog product: never beside PA5, an unknown's ad
+    assert (unknown["sales"], unknown["seller_rows"], unknown["asin"]) == (
+        D("1.00"),
+        1,
+        "B000000009",
+    )
+    assert unknown["ad_spend"] is None and unknown["product_ad_rows"] == 0
 
 
 def test_economics_months_say_how_complete_they_are(known):
@@ -649,16 +660,18 @@ def test_clustered_and_unclustered_add_up_to_the_account_exactly(known):
     }
     clustered, rest = rows["clustered, de-duplicated"], rows["unclustered"]
     assert (clustered["sales"], clustered["ad_spend"]) == (D("30.00"), D("1.50"))
+    # the rest: P3, P4 and the rows of no catalog product (counted in rows, not products)
     assert (rest["sales"], rest["ad_spend"], rest["advertised_products"]) == (
-        D("5.00"),
-        D("2.25"),
+        D("6.00"),
+        D("2.65"),
         2,
     )
-    assert clustered["sales"] + rest["sales"] == D("35.00")  # every seller row of the day
+    assert (rest["seller_products"], rest["seller_rows"], rest["product_ad_rows"]) == (1, 2, 3)
+    assert clustered["sales"] + rest["sales"] == D("36.00")  # every seller row of the day
     assert clustered["conversion_rate"] == pytest.approx(0.3)  # (1 + 2) orders / 10 sessions
     assert clustered["conversion_rate_reported_traffic"] == 0.1  # P2 had no traffic
     assert rest["conversion_rate"] == rest["conversion_rate_reported_traffic"] == 0.25
-    assert clustered["ad_spend"] + rest["ad_spend"] == D("3.75")  # every product ad of the day
+    assert clustered["ad_spend"] + rest["ad_spend"] == D("4.15")  # every product ad of the day
     overlapping = known.sql(
         f"SELECT sum(sales) FROM mart_cluster_daily WHERE date = '{D1}'"
     ).fetchall()[0][0]

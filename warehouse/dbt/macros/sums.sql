@@ -29,3 +29,27 @@
         sum({{ t }}cost) AS ad_spend,
         sum({{ t }}sales) AS ad_sales
 {%- endmacro %}
+
+{#- The same sums over rows already summed per product and day (int_product_daily): a sum of
+    sums, with the counts cast back to BIGINT. -#}
+{% macro seller_sums_of_products(t='') %}
+        sum({{ t }}sales) AS sales,
+        CAST(sum({{ t }}units) AS BIGINT) AS units,
+        CAST(sum({{ t }}orders) AS BIGINT) AS orders,
+        CAST(sum({{ t }}sessions) AS BIGINT) AS sessions,
+        CAST(sum({{ t }}page_views) AS BIGINT) AS page_views,
+        CAST(sum({{ t }}orders_with_traffic) AS BIGINT) AS orders_with_traffic,
+        sum({{ t }}buy_box_weighted) AS buy_box_weighted,
+        CAST(sum({{ t }}buy_box_weight) AS BIGINT) AS buy_box_weight,
+        sum({{ t }}b2b_sales) AS b2b_sales,
+        CAST(sum({{ t }}b2b_units) AS BIGINT) AS b2b_units
+{%- endmacro %}
+
+{% macro ad_sums_of_products(t='') %}
+        CAST(sum({{ t }}ad_impressions) AS BIGINT) AS ad_impressions,
+        CAST(sum({{ t }}ad_clicks) AS BIGINT) AS ad_clicks,
+        CAST(sum({{ t }}ad_orders) AS BIGINT) AS ad_orders,
+        CAST(sum({{ t }}ad_units) AS BIGINT) AS ad_units,
+        sum({{ t }}ad_spend) AS ad_spend,
+        sum({{ t }}ad_sales) AS ad_sales
+{%- endmacro %}

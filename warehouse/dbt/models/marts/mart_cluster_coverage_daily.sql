@@ -6,70 +6,51 @@ WITH clustered AS (
     SELECT DISTINCT account_id, product
     FROM {{ source('lake', 'cluster_products') }}
 ),
-seller AS (
+summed AS (
+    -- A non-NULL product is one row of its account, day and currency; rows without a catalog
+    -- product (product NULL) are unclustered and counted in rows, not in products.
     SELECT
-        s.account_id,
-        s.date,
-        s.currency,
+        d.account_id,
+        d.date,
+        d.currency,
         CASE
             WHEN k.product IS NULL THEN 'unclustered'
             ELSE 'clustered, de-duplicated'
         END AS scope,
-        count(DISTINCT s.product) AS seller_products,
-        count(*) AS seller_rows,
-        {{ seller_sums('s.') }}
-    FROM {{ source('lake', 'seller_product_metrics') }} AS s
-    LEFT JOIN clustered AS k ON k.account_id = s.account_id AND k.product = s.product
-    GROUP BY ALL
-),
-ads AS (
-    SELECT
-        a.account_id,
-        a.date,
-        a.currency,
-        CASE
-            WHEN k.product IS NULL THEN 'unclustered'
-            ELSE 'clustered, de-duplicated'
-        END AS scope,
-        count(DISTINCT a.product) AS advertised_products,
-        count(*) AS product_ad_rows,
-        {{ ad_sums('a.') }}
-    FROM {{ source('lake', 'product_ad_metrics') }} AS a
-    LEFT JOIN clustered AS k ON k.account_id = a.account_id AND k.product = a.product
+        count(d.product) FILTER (WHERE d.seller_rows > 0) AS seller_products,
+        CAST(sum(d.seller_rows) AS BIGINT) AS seller_rows,
+        count(d.product) FILTER (WHERE d.product_ad_rows > 0) AS advertised_products,
+        CAST(sum(d.product_ad_rows) AS BIGINT) AS product_ad_rows,
+        {{ seller_sums_of_products('d.') }},
+        {{ ad_sums_of_products('d.') }}
+    FROM {{ ref('int_product_daily') }} AS d
+    LEFT JOIN clustered AS k ON k.account_id = d.account_id AND k.product = d.product
     GROUP BY ALL
 )
 SELECT
-    coalesce(s.account_id, a.account_id) AS account_id,
-    coalesce(s.date, a.date) AS date,
-    coalesce(s.currency, a.currency) AS currency,
-    coalesce(s.scope, a.scope) AS scope,
-    coalesce(s.seller_products, 0) AS seller_products,
-    coalesce(s.seller_rows, 0) AS seller_rows,
-    coalesce(a.advertised_products, 0) AS advertised_products,
-    coalesce(a.product_ad_rows, 0) AS product_ad_rows,
-    s.sales,
-    s.units,
-    s.orders,
-    s.sessions,
-    s.page_views,
-    {{ seller_conversion('s.orders', 's.orders_with_traffic', 's.sessions') }},
-    s.b2b_sales,
-    s.b2b_units,
-    a.ad_impressions,
-    a.ad_clicks,
-    a.ad_orders,
-    a.ad_units,
-    a.ad_spend,
-    a.ad_sales,
-    {{ advertising_ratios(
-        'a.ad_spend', 'a.ad_sales', 'a.ad_clicks', 'a.ad_impressions',
-        'coalesce(s.currency, a.currency)'
-    ) }},
-    safe_ratio(a.ad_spend, s.sales) AS tacos,
-    s.orders_with_traffic
-FROM seller AS s
-FULL JOIN ads AS a
-    ON a.account_id = s.account_id
-    AND a.date = s.date
-    AND a.currency = s.currency
-    AND a.scope = s.scope
+    account_id,
+    date,
+    currency,
+    scope,
+    seller_products,
+    seller_rows,
+    advertised_products,
+    product_ad_rows,
+    sales,
+    units,
+    orders,
+    sessions,
+    page_views,
+    {{ seller_conversion('orders', 'orders_with_traffic', 'sessions') }},
+    b2b_sales,
+    b2b_units,
+    ad_impressions,
+    ad_clicks,
+    ad_orders,
+    ad_units,
+    ad_spend,
+    ad_sales,
+    {{ advertising_ratios('ad_spend', 'ad_sales', 'ad_clicks', 'ad_impressions', 'currency') }},
+    safe_ratio(ad_spend, sales) AS tacos,
+    orders_with_traffic
+FROM summed

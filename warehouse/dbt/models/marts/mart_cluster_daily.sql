@@ -5,46 +5,19 @@ WITH members AS (
     SELECT DISTINCT account_id, cluster, product
     FROM {{ source('lake', 'cluster_products') }}
 ),
-seller AS (
-    SELECT
-        m.account_id,
-        m.cluster,
-        s.date,
-        s.currency,
-        count(DISTINCT s.product) AS seller_products,
-        {{ seller_sums('s.') }}
-    FROM {{ source('lake', 'seller_product_metrics') }} AS s
-    JOIN members AS m ON m.account_id = s.account_id AND m.product = s.product
-    GROUP BY m.account_id, m.cluster, s.date, s.currency
-),
-ads AS (
-    SELECT
-        m.account_id,
-        m.cluster,
-        a.date,
-        a.currency,
-        count(DISTINCT a.product) AS advertised_products,
-        {{ ad_sums('a.') }}
-    FROM {{ source('lake', 'product_ad_metrics') }} AS a
-    JOIN members AS m ON m.account_id = a.account_id AND m.product = a.product
-    GROUP BY m.account_id, m.cluster, a.date, a.currency
-),
 joined AS (
     SELECT
-        coalesce(s.account_id, a.account_id) AS account_id,
-        coalesce(s.cluster, a.cluster) AS cluster,
-        coalesce(s.date, a.date) AS date,
-        coalesce(s.currency, a.currency) AS currency,
-        coalesce(s.seller_products, 0) AS seller_products,
-        coalesce(a.advertised_products, 0) AS advertised_products,
-        s.* EXCLUDE (account_id, cluster, date, currency, seller_products),
-        a.* EXCLUDE (account_id, cluster, date, currency, advertised_products)
-    FROM seller AS s
-    FULL JOIN ads AS a
-        ON a.account_id = s.account_id
-        AND a.cluster = s.cluster
-        AND a.date = s.date
-        AND a.currency = s.currency
+        m.account_id,
+        m.cluster,
+        d.date,
+        d.currency,
+        count(*) FILTER (WHERE d.seller_rows > 0) AS seller_products,
+        count(*) FILTER (WHERE d.product_ad_rows > 0) AS advertised_products,
+        {{ seller_sums_of_products('d.') }},
+        {{ ad_sums_of_products('d.') }}
+    FROM {{ ref('int_product_daily') }} AS d
+    JOIN members AS m ON m.account_id = d.account_id AND m.product = d.product
+    GROUP BY m.account_id, m.cluster, d.date, d.currency
 )
 SELECT
     j.account_id,
