@@ -56,13 +56,15 @@ def digest(con: duckdb.DuckDBPyConnection, lake: Lake, table: str, day: str) -> 
 
 
 def table_counts(path: Path) -> dict[str, int]:
-    """Rows of every base table of a DuckDB file, opened read-only as an analyst would."""
+    """Rows of every base table of a DuckDB file, opened read-only as an analyst would; the
+    build's bookkeeping (`_lake_files`, `_lake_reloads` …) says what a build did, not what the
+    warehouse holds, and differs between an incremental build and a clean one."""
     with duckdb.connect(str(path), read_only=True) as con:
         names = [
             row[0]
             for row in con.sql(
                 "SELECT table_name FROM information_schema.tables "
-                "WHERE table_type = 'BASE TABLE' AND table_name <> '_lake_files' ORDER BY 1"
+                "WHERE table_type = 'BASE TABLE' AND NOT starts_with(table_name, '_') ORDER BY 1"
             ).fetchall()
         ]
         return {n: con.sql(f'SELECT count(*) FROM "{n}"').fetchall()[0][0] for n in names}
