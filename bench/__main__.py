@@ -112,13 +112,15 @@ def pipeline_env(server: Server, home: Path) -> dict[str, str]:
 
 
 def counts(home: Path) -> tuple[int, int]:
-    """(rows in the warehouse's tables, pages landed in raw)."""
+    """(rows of the tables extracted from the service, pages landed in raw). The marts' own
+    tables (int_product_daily) and the build's bookkeeping are not rows the run extracted."""
     pages = sum(1 for _ in (home / "raw").rglob("page-*.json.gz"))
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
         tables = [
             r[0]
             for r in con.sql(
-                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+                "SELECT table_name FROM information_schema.columns "
+                "WHERE column_name = '_extracted_at'"
             ).fetchall()
         ]
         rows = sum(con.sql(f'SELECT count(*) FROM "{t}"').fetchall()[0][0] for t in tables)
