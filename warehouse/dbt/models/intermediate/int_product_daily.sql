@@ -4,6 +4,7 @@
 -- it read again from the lake, so a daily run's cost does not grow with the years held (a whole
 -- table read again, or a change to this project, recomputes it all: warehouse/marts.py).
 {% set sources = ['seller_product_metrics', 'product_ad_metrics'] %}
+{% set grain = 'account_id, product, date, currency' %}
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
@@ -12,10 +13,7 @@
 ) }}
 WITH seller AS (
     SELECT
-        account_id,
-        product,
-        date,
-        currency,
+        {{ grain }},
         any_value(asin) AS asin,
         any_value(sku) AS sku,
         any_value(connection) AS connection,
@@ -25,20 +23,17 @@ WITH seller AS (
         CAST(sum(stock) AS BIGINT) AS stock
     FROM {{ source('lake', 'seller_product_metrics') }}
     {% if is_incremental() %}WHERE {{ reloaded_days(sources) }}{% endif %}
-    GROUP BY account_id, product, date, currency
+    GROUP BY {{ grain }}
 ),
 ads AS (
     SELECT
-        account_id,
-        product,
-        date,
-        currency,
+        {{ grain }},
         any_value(asin) AS asin,
         count(*) AS product_ad_rows,
         {{ ad_sums() }}
     FROM {{ source('lake', 'product_ad_metrics') }}
     {% if is_incremental() %}WHERE {{ reloaded_days(sources) }}{% endif %}
-    GROUP BY account_id, product, date, currency
+    GROUP BY {{ grain }}
 )
 -- Rows without a catalog product never join: their seller and product-ad sums stay in
 -- separate rows of the day (product NULL), which only mart_cluster_coverage_daily counts.

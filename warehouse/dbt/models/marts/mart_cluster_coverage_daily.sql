@@ -21,8 +21,8 @@ summed AS (
         CAST(sum(d.seller_rows) AS BIGINT) AS seller_rows,
         count(d.product) FILTER (WHERE d.product_ad_rows > 0) AS advertised_products,
         CAST(sum(d.product_ad_rows) AS BIGINT) AS product_ad_rows,
-        {{ seller_sums_of_products('d.') }},
-        {{ ad_sums_of_products('d.') }}
+        {{ seller_sums('d.', summed=true) }},
+        {{ ad_sums('d.', summed=true) }}
     FROM {{ ref('int_product_daily') }} AS d
     LEFT JOIN clustered AS k ON k.account_id = d.account_id AND k.product = d.product
     GROUP BY ALL

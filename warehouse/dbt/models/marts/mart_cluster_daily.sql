@@ -13,8 +13,8 @@ joined AS (
         d.currency,
         count(*) FILTER (WHERE d.seller_rows > 0) AS seller_products,
         count(*) FILTER (WHERE d.product_ad_rows > 0) AS advertised_products,
-        {{ seller_sums_of_products('d.') }},
-        {{ ad_sums_of_products('d.') }}
+        {{ seller_sums('d.', summed=true) }},
+        {{ ad_sums('d.', summed=true) }}
     FROM {{ ref('int_product_daily') }} AS d
     JOIN members AS m ON m.account_id = d.account_id AND m.product = d.product
     GROUP BY m.account_id, m.cluster, d.date, d.currency
