@@ -79,6 +79,12 @@ def parser() -> argparse.ArgumentParser:
         default=0,
         help="0: our sandbox; N > 0: the spec's open choices made otherwise, seeded by N",
     )
+    serve.add_argument(
+        "--clients",
+        type=int,
+        default=0,
+        help="N > 0: the key is an agency's reaching N client accounts of --preset",
+    )
     return root
 
 
@@ -222,18 +228,30 @@ def command_check(settings: Settings) -> int:
     return asyncio.run(go())
 
 
-def command_serve(settings: Settings, port: int, preset: str, key: str, variant: int = 0) -> int:
+def command_serve(
+    settings: Settings, port: int, preset: str, key: str, variant: int = 0, clients: int = 0
+) -> int:
     from pipelines.plugin import load_plugin
 
     if variant < 0:
         raise UsageError(f"--variant must be 0 or more, got {variant}")
+    if clients < 0:
+        raise UsageError(f"--clients must be 0 or more, got {clients}")
     plugin = load_plugin(settings.sandbox)
     shown = f", variant {variant}" if variant else ""
+    shown += f", an agency of {clients} accounts" if clients else ""
     print(
         f"sandbox ({preset}{shown}, reference {settings.today}) on http://127.0.0.1:{port}",
         flush=True,
     )
-    plugin.serve(port=port, preset=preset, key=key, variant=variant, today=settings.today)
+    plugin.serve(
+        port=port,
+        preset=preset,
+        key=key,
+        variant=variant,
+        today=settings.today,
+        clients=clients,
+    )
     return 0
 
 
@@ -273,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             return command_check(settings)
         if args.command in ("history", "lake"):
             return lake_command(settings, args)
-        return command_serve(settings, args.port, args.preset, args.key, args.variant)
+        return command_serve(settings, args.port, args.preset, args.key, args.variant, args.clients)
     except (ConfigurationError, UsageError) as error:
         print(f"adwh: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -22,8 +22,11 @@ class ServicePlugin(Protocol):
         """The service for (preset, reference date), shared by every request of a process."""
         ...
 
-    def serve(self, *, port: int, preset: str, key: str, variant: int, today: date) -> None:
-        """Serve the service over HTTP on 127.0.0.1 until interrupted."""
+    def serve(
+        self, *, port: int, preset: str, key: str, variant: int, today: date, clients: int = 0
+    ) -> None:
+        """Serve the service over HTTP on 127.0.0.1 until interrupted; `clients` N > 0 makes
+        the key an agency's reaching N accounts."""
         ...
 
 

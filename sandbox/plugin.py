@@ -15,8 +15,10 @@ class SandboxPlugin:
     def transport(self, preset: str, today: date) -> httpx.AsyncBaseTransport:
         return SandboxTransport(embedded_service(preset, today))
 
-    def serve(self, *, port: int, preset: str, key: str, variant: int, today: date) -> None:
-        serve(SandboxService(preset, today, key=key, variant=variant), port)
+    def serve(
+        self, *, port: int, preset: str, key: str, variant: int, today: date, clients: int = 0
+    ) -> None:
+        serve(SandboxService(preset, today, key=key, variant=variant, clients=clients), port)
 
 
 PLUGIN = SandboxPlugin()

@@ -177,6 +177,15 @@ def window_cap(resource: str, granularity: str) -> int:
     return TARGET_METRICS_CAPS["total"] if strict else 366
 
 
+ACCOUNT_NAMES = ("Acme Retail", "Borealis Goods", "Cobalt Outfitters")
+
+
+def account_names(count: int) -> list[str]:
+    """The first `count` accounts' names: the three of the examples, then numbered clients."""
+    numbered = (f"Client {i + 1:03d}" for i in range(len(ACCOUNT_NAMES), count))
+    return [*ACCOUNT_NAMES[:count], *numbered]
+
+
 @dataclass(frozen=True)
 class KeySpec:
     kind: str  # "business" or "agency"
@@ -224,27 +233,29 @@ class SandboxService:
         key: str = "sandbox",
         faults: FaultPlan | None = None,
         variant: int = 0,
+        clients: int = 0,
     ) -> None:
+        """`clients` N > 0: the key is an agency's, reaching N accounts of `preset` (the
+        scale-out tests and benchmark); 0: the three accounts of the spec's examples."""
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         self.reference = reference or date.today()
         self.seed = seed
         self.variant = Variant.for_number(variant)  # the spec's open choices (variants.py)
         self.countries = (*COUNTRIES, *self.variant.countries)
-        names = ("Acme Retail", "Borealis Goods", "Cobalt Outfitters")
         self.accounts = [
             Account(
                 seed,
                 i,
                 name,
-                PRESETS[preset if i == 0 else "small"],
+                PRESETS[preset if i == 0 or clients else "small"],
                 self.reference,
                 self.variant.marketplaces,
             )
-            for i, name in enumerate(names)
+            for i, name in enumerate(account_names(clients or len(ACCOUNT_NAMES)))
         ]
         self.account_by_id = {a.id: a for a in self.accounts}
-        kind, reach = self.variant.key()
+        kind, reach = ("agency", tuple(range(clients))) if clients else self.variant.key()
         self.keys: dict[str, KeySpec] = {key: KeySpec(kind, READ_SCOPES, reach)}
         self.faults = self.variant.faults if faults is None else faults
         self.requests: list[RequestRecord] = []

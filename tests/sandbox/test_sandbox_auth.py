@@ -2,7 +2,7 @@
 
 import pytest
 
-from sandbox.service import READ_SCOPES
+from sandbox.service import READ_SCOPES, SandboxService
 from tests.sandbox.conftest import TODAY, ask, fetch, ok
 
 WINDOW = {"start_date": "2026-11-01", "end_date": "2026-11-07"}
@@ -170,3 +170,21 @@ def test_each_account_has_its_own_entities(small):
     first, second = small.accounts[0], small.accounts[1]
     assert {t["id"] for t in first.targets}.isdisjoint({t["id"] for t in second.targets})
     assert first.reference == second.reference == TODAY
+
+
+def test_clients_make_the_key_an_agency_reaching_each_of_n_accounts():
+    agency = SandboxService("small", TODAY, clients=5)
+    status, me = ask(agency, "/v1/me")
+    assert status == 200 and me["account_required"] is True
+    listed = ok(agency, "/v1/accounts", limit=100)["data"]
+    assert [a["name"] for a in listed] == [
+        "Acme Retail",
+        "Borealis Goods",
+        "Cobalt Outfitters",
+        "Client 004",
+        "Client 005",
+    ]
+    assert len({a["id"] for a in listed}) == 5
+    first, last = (ok(agency, "/v1/campaigns", account=a["id"], limit=100) for a in listed[::4])
+    assert first["data"] and last["data"]
+    assert {c["id"] for c in first["data"]}.isdisjoint(c["id"] for c in last["data"])
