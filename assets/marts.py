@@ -55,8 +55,14 @@ def warehouse_marts(
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Load what changed in the lake into a copy of the warehouse, build and test the marts
     in it, swap it in; a failed model or test leaves the old warehouse in place and fails the
-    step naming it."""
+    step naming it.
+
+    The lake's vacuum runs here, not after each extraction: runs of other accounts may still be
+    rewriting a partition whose replaced files a vacuum would remove under them, and this step
+    starts once no table's run is in progress (`WAREHOUSE_REFRESH`)."""
     destination = warehouse.destination()
+    removed = destination.lake.tidy(table.name for table in TABLES)
+    context.log.info(f"lake vacuumed: {removed} replaced files removed")
     try:
         built = build_warehouse(
             destination.home, destination.lake, TABLES, run_id=context.run.run_id

@@ -45,6 +45,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
     run.add_argument("--end", type=_date, help="last date (YYYY-MM-DD), inclusive")
     run.add_argument("--tables", default="", help="comma-separated tables (default: all)")
+    backfill = commands.add_parser(
+        "backfill", help="a range for each account as Dagster backfills, run by the daemon"
+    )
+    backfill.add_argument("--start", type=_date, required=True)
+    backfill.add_argument("--end", type=_date, required=True)
+    backfill.add_argument(
+        "--accounts", default="", help="comma-separated accounts (default: all the key reaches)"
+    )
     rebuild = commands.add_parser("rebuild", help="re-derive lake and warehouse from raw pages")
     rebuild.add_argument("--start", type=_date, required=True)
     rebuild.add_argument("--end", type=_date, required=True)
@@ -196,6 +204,24 @@ def command_run(
     return 0
 
 
+def command_backfill(settings: Settings, start: date, end: date, accounts: str) -> int:
+    from pipelines.backfill import BackfillError, launch_backfills
+
+    start, end = resolve_range(settings, start, end)
+    chosen = [a.strip() for a in accounts.split(",") if a.strip()]
+    try:
+        launched = launch_backfills(settings, start, end, chosen or None)
+    except BackfillError as error:
+        raise UsageError(str(error)) from None
+    for backfill in launched:
+        print(f"{backfill.account}: backfill {backfill.backfill_id} ({backfill.runs} runs)")
+    print(
+        f"{len(launched)} backfills of {start}..{end} queued; follow them at "
+        f"{settings.dagster_url}/overview/backfills (the warehouse is built after the last run)"
+    )
+    return 0
+
+
 def command_demo(settings: Settings, days: int) -> int:
     from pipelines.destination import Destination
     from pipelines.report import print_demo_table
@@ -281,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             start, end = resolve_range(settings, args.start, args.end)
             tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
             return command_run(settings, start, end, tables=tables)
+        if args.command == "backfill":
+            return command_backfill(settings, args.start, args.end, args.accounts)
         if args.command == "rebuild":
             if args.start > args.end:
                 raise UsageError(f"--start {args.start} is after --end {args.end}")

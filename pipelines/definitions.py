@@ -1,4 +1,4 @@
-"""The one Dagster `Definitions` object: assets, checks, the daily job and its schedule."""
+"""The one Dagster `Definitions` object: assets, checks, the jobs and their schedules."""
 
 import dagster as dg
 
@@ -9,6 +9,7 @@ from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_h
 from assets.marts import warehouse_marts
 from assets.metrics import METRICS_ASSETS
 from pipelines.automation import warehouse_refresh_sensor
+from pipelines.fanout import ACCOUNT_TAG, EXTRACT_JOB, account_runs
 from pipelines.partitions import daily_range, pending_economics_since, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
@@ -26,25 +27,42 @@ daily_job = dg.define_asset_job(
 )
 
 
+extract_job = dg.define_asset_job(
+    EXTRACT_JOB,
+    selection=dg.AssetSelection.assets(*FAMILY_ASSETS),
+    description="Every table for a range of days, without the warehouse: the job of the daily "
+    "schedule's and `adwh backfill`'s runs, one per account (tag adwh/account); the warehouse "
+    "is built once after them by the warehouse_refresh sensor.",
+)
+
+
 @dg.schedule(
     cron_schedule="0 6 * * *",
     execution_timezone="UTC",
-    job_name="daily",
+    job=extract_job,
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="06:00 UTC, after the service's optimizer (03:00): yesterday plus the lookback "
-    "days that late data needs, in one run. Off after set-up: start it in the UI (Automation) "
-    "or with `dagster schedule start daily_schedule`.",
+    "days that late data needs, one run per account the key reaches; the warehouse_refresh "
+    "sensor builds the warehouse once they are all done. Off after set-up: start it in the UI "
+    "(Automation) or with `dagster schedule start daily_schedule`.",
 )
-def daily_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-    lake = WarehouseResource().destination().lake
+def daily_schedule(
+    context: dg.ScheduleEvaluationContext, service: ServiceResource, warehouse: WarehouseResource
+) -> list[dg.RunRequest]:
+    settings = service.settings(warehouse)
     today = context.scheduled_execution_time.date()
-    start, end = daily_range(today, pending_economics_since(lake, today))
-    return dg.RunRequest(run_key=f"daily-{end}", tags=range_tags(start, end))
+    start, end = daily_range(today, pending_economics_since(warehouse.destination().lake, today))
+    return [
+        dg.RunRequest(
+            run_key=f"daily-{end}-{tags[ACCOUNT_TAG]}", tags={**range_tags(start, end), **tags}
+        )
+        for tags in account_runs(settings)
+    ]
 
 
 defs = dg.Definitions(
     assets=[*ALL_ASSETS, lake_housekeeping],
-    jobs=[daily_job, lake_housekeeping_job],
+    jobs=[daily_job, extract_job, lake_housekeeping_job],
     schedules=[daily_schedule, lake_housekeeping_schedule],
     sensors=[warehouse_refresh_sensor],
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},

@@ -48,7 +48,6 @@ async def extract_source(
                 await typist.type_stream(landed, Origin(account.id, extracted_at, context))
             accounts = [account.id for account in session.accounts]
             publish(dest, source, tables, Covered(days_of(first, last), accounts, run_id), outcomes)
-    dest.lake.tidy(output.schema.name for output in source.outputs)
     return outcomes
 
 
@@ -94,5 +93,4 @@ def rebuild_source(
             accounts = sorted({fetch.account for fetch in fetches})
             covered = Covered(days if source.dated else days[-1:], accounts, run_id)
             publish(dest, source, tables, covered, outcomes)
-    dest.lake.tidy(output.schema.name for output in source.outputs)
     return outcomes

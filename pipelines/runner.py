@@ -16,6 +16,7 @@ from pydantic import Field
 
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
+from pipelines.fanout import for_run
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
@@ -77,7 +78,7 @@ def materialize_sources(
 
     A source that fails does not stop the others: theirs are published and reported, then the
     step fails with the first error, naming its source."""
-    settings = service.settings(warehouse)
+    settings = for_run(service.settings(warehouse), context.run.tags)
     ranges = [date_range(context, source, settings.today) for source in sources]
     if config.from_raw:
         outcomes, stats = _from_raw(context, warehouse, sources, ranges), None
@@ -102,8 +103,9 @@ def _from_service(
     sources: list[Source],
     ranges: list[tuple[date, date]],
 ) -> tuple[list[Outcomes | BaseException], list[RunStats]]:
-    """Fetch every source through one session, up to SOURCES_AT_ONCE at a time."""
-    settings = service.settings(warehouse)
+    """Fetch every source through one session, up to SOURCES_AT_ONCE at a time; an
+    account-tagged run reaches only its account."""
+    settings = for_run(service.settings(warehouse), context.run.tags)
     destination = warehouse.destination()
     extracted_at = datetime.now(UTC)
 

@@ -47,6 +47,8 @@ class Settings(HomeSettings):
     today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
     # The stand-in used when no base URL is set (`pipelines/plugin.py`).
     sandbox: str = Field(default="sandbox", alias="ADWH_SANDBOX")
+    # The Dagster webserver `adwh backfill` hands its runs to (`make dagster`, or deploy/).
+    dagster_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_DAGSTER_URL")
 
     @field_validator("account_ids", mode="before")
     @classmethod

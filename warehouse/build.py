@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from filelock import FileLock
 
 from warehouse.lake import Lake, sql_string
 from warehouse.load import Loaded, refresh
@@ -98,7 +99,15 @@ def build_warehouse(
 ) -> Built:
     """Bring `warehouse.duckdb` in `home` up to `lake` with its marts (dbt), and swap it in.
     When a model or test fails, the old warehouse stays as it was and
-    MartError names the failure; dbt's artifacts stay in `home/dbt/<run_id>` for a look."""
+    MartError names the failure; dbt's artifacts stay in `home/dbt/<run_id>` for a look.
+
+    One build at a time per home (a lock file): two would each start from the same old file,
+    and the second swap would drop what the first loaded."""
+    with FileLock(home / f"{WAREHOUSE_FILE}.lock"):
+        return _build(home, lake, tables, run_id)
+
+
+def _build(home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str) -> Built:
     target = home / WAREHOUSE_FILE
     for stale in home.glob(f"{WAREHOUSE_FILE}.building-*"):
         stale.unlink()

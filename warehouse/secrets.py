@@ -15,7 +15,7 @@ def pseudonym_key(home: Path) -> bytes:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.parent.chmod(0o700)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}-{secrets.token_hex(4)}.tmp")  # one per writer
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(secrets.token_bytes(32))

@@ -7,7 +7,11 @@ import dagster as dg
 import yaml
 
 from pipelines.definitions import daily_schedule, defs
+from pipelines.fanout import ACCOUNT_TAG, KEY_TAG
 from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG, daily_range
+from pipelines.resources import ServiceResource, WarehouseResource
+from sandbox.service import SandboxService
+from tests.conftest import SECRET, TODAY, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,15 +25,34 @@ def test_definitions_load_with_both_assets_and_their_contract_checks():
     assert graph.get(dg.AssetKey("campaign_metrics")).partitions_def is not None
 
 
-def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback():
+def evaluate_schedule(when: datetime) -> list[dg.RunRequest]:
+    resources = {"service": ServiceResource(), "warehouse": WarehouseResource()}
+    with dg.build_schedule_context(scheduled_execution_time=when, resources=resources) as context:
+        return daily_schedule.evaluate_tick(context).run_requests
+
+
+def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback(home):
     assert daily_schedule.cron_schedule == "0 6 * * *"
+    assert daily_schedule.job_name == "extract"
     start, end = daily_range(date(2026, 11, 23))
     assert (start, end) == (date(2026, 11, 20), date(2026, 11, 22))
-    request = daily_schedule.evaluate_tick(
-        dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 23, 6))
-    ).run_requests[0]
+    (request,) = evaluate_schedule(datetime(2026, 11, 23, 6))
     assert request.tags[RANGE_START_TAG] == "2026-11-20"
     assert request.tags[RANGE_END_TAG] == "2026-11-22"
+
+
+def test_daily_schedule_runs_one_run_per_account_the_key_reaches(home, monkeypatch):
+    agency = SandboxService("small", TODAY, key=SECRET, clients=3)
+    with serving(agency) as url:
+        monkeypatch.setenv("ADS_API_BASE_URL", url)
+        monkeypatch.setenv("ADS_API_KEY", SECRET)
+        requests = evaluate_schedule(datetime(2026, 11, 23, 6))
+    accounts = [account.id for account in agency.accounts]
+    assert [r.tags[ACCOUNT_TAG] for r in requests] == accounts
+    assert len({r.run_key for r in requests}) == 3
+    (key,) = {r.tags[KEY_TAG] for r in requests}
+    assert SECRET not in key and len(key) == 12
+    assert {r.tags[RANGE_END_TAG] for r in requests} == {"2026-11-22"}
 
 
 def test_workspace_and_instance_files_point_at_the_one_definitions_object():

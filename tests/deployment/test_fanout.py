@@ -1,0 +1,203 @@
+"""Runs fanned out by account through the production instance (PostgreSQL, queue, daemon) give
+exactly the warehouse of one run in process, and a run killed midway loses nothing when it is
+run again."""
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import psutil
+import pytest
+from dagster._core.execution.backfill import BulkActionStatus
+
+from bench.scenarios import warehouse_digest
+from pipelines.cli import main
+from pipelines.execute import run_pipeline
+from pipelines.fanout import ACCOUNT_TAG
+from pipelines.partitions import RANGE_START_TAG
+from pipelines.settings import load_settings
+from sandbox.service import SandboxService
+from tests.conftest import SECRET, TODAY, serving
+from tests.deployment.conftest import Deployment, deployment
+
+START, END = "2026-11-10", "2026-11-19"
+WAREHOUSE = dg.AssetKey("warehouse_tables")
+FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def service_env(url: str, home: Path) -> dict[str, str]:
+    return {
+        "ADS_API_BASE_URL": url,
+        "ADS_API_KEY": SECRET,
+        "ADWH_HOME": str(home),
+        "ADWH_TODAY": TODAY.isoformat(),
+    }
+
+
+def use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 600) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := condition():
+            return found
+        time.sleep(2)
+    raise TimeoutError(f"not within {timeout} s: {what}")
+
+
+def settled(instance: dg.DagsterInstance, after: float) -> bool:
+    """Every backfill done, no run left, and the warehouse built after `after`."""
+    backfills = instance.get_backfills()
+    if any(b.status is BulkActionStatus.REQUESTED for b in backfills):
+        return False
+    if any(r.status not in FINISHED for r in instance.get_runs()):
+        return False
+    built = instance.get_latest_materialization_event(WAREHOUSE)
+    return built is not None and built.timestamp > after
+
+
+def extract_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
+    return [r for r in instance.get_runs() if ACCOUNT_TAG in r.tags]
+
+
+def last_end(instance: dg.DagsterInstance) -> float:
+    records = instance.get_run_records()
+    return max(r.end_time or 0 for r in records if ACCOUNT_TAG in r.dagster_run.tags)
+
+
+def peak_runs_at_once(instance: dg.DagsterInstance) -> int:
+    spans = [
+        (r.start_time, r.end_time)
+        for r in instance.get_run_records()
+        if ACCOUNT_TAG in r.dagster_run.tags and r.start_time and r.end_time
+    ]
+    return max(sum(s <= t < e for s, e in spans) for t, _ in spans)
+
+
+def warehouse_builds(instance: dg.DagsterInstance) -> set[str]:
+    records = instance.fetch_materializations(WAREHOUSE, limit=100).records
+    return {record.run_id for record in records}
+
+
+def in_process(home: Path, like: Path, monkeypatch: pytest.MonkeyPatch, accounts: str = "") -> None:
+    """The same range as one run in this process, in `home`, with `like`'s pseudonym key (so
+    the change log's pseudonyms agree)."""
+    (home / "secrets").mkdir(parents=True)
+    shutil.copy(like / "secrets" / "pseudonym.key", home / "secrets" / "pseudonym.key")
+    monkeypatch.setenv("ADWH_HOME", str(home))
+    if accounts:
+        monkeypatch.setenv("ADS_ACCOUNT_IDS", accounts)
+    summary = run_pipeline(load_settings(), date.fromisoformat(START), date.fromisoformat(END))
+    assert summary.failure is None
+
+
+def test_a_backfill_of_3_accounts_2_runs_at_once_equals_one_run_in_process(
+    tmp_path, dagster_database, monkeypatch
+):
+    agency = SandboxService("small", TODAY, key=SECRET, clients=3)
+    fanned_out, single = tmp_path / "fanned-out", tmp_path / "single"
+    with serving(agency) as url:
+        env = service_env(url, fanned_out)
+        use(env, monkeypatch)
+        with deployment(tmp_path, env, max_runs=2) as deploy:
+            monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
+            launched = time.time()
+            assert main(["backfill", "--start", START, "--end", END]) == 0
+            with deploy.instance() as instance:
+                wait_until(lambda: settled(instance, launched), "the backfills and one build")
+                runs = extract_runs(instance)
+                assert {r.tags[ACCOUNT_TAG] for r in runs} == {a.id for a in agency.accounts}
+                assert all(r.status is dg.DagsterRunStatus.SUCCESS for r in runs)
+                assert peak_runs_at_once(instance) == 2
+                (build,) = warehouse_builds(instance)  # once, after them all
+                started = instance.get_run_record_by_id(build).start_time
+                assert started >= last_end(instance)
+        in_process(single, fanned_out, monkeypatch)
+    assert warehouse_digest(fanned_out) == warehouse_digest(single)
+
+
+KILL_MIDWAY = """
+mutation Terminate($runId: String!) {
+  terminateRun(runId: $runId, terminatePolicy: MARK_AS_CANCELED_IMMEDIATELY) { __typename }
+}
+"""
+RUN_AGAIN = """
+mutation RunAgain($params: ReexecutionParams!) {
+  launchRunReexecution(reexecutionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+  }
+}
+"""
+
+
+def started_with_a_table_written(instance: dg.DagsterInstance) -> dg.DagsterRun | None:
+    """A dated extract run at work that has already published a table."""
+    for run in extract_runs(instance):
+        if run.status is not dg.DagsterRunStatus.STARTED or RANGE_START_TAG not in run.tags:
+            continue
+        written = instance.get_records_for_run(
+            run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION, limit=1
+        ).records
+        if written:
+            return run
+    return None
+
+
+def kill_workers(run_id: str) -> None:
+    """SIGKILL every process executing `run_id` (the run worker and its steps' processes,
+    whose command lines carry the run's id), as a lost machine would."""
+    workers = [
+        p for p in psutil.process_iter(["cmdline"]) if run_id in " ".join(p.info["cmdline"] or ())
+    ]
+    assert workers
+    for worker in workers:
+        os.kill(worker.pid, signal.SIGKILL)
+
+
+def test_a_run_killed_midway_and_run_again_loses_and_duplicates_nothing(
+    tmp_path, dagster_database, monkeypatch
+):
+    agency = SandboxService("small", TODAY, key=SECRET, clients=2)
+    account = agency.accounts[1].id
+    fanned_out, single = tmp_path / "fanned-out", tmp_path / "single"
+    with serving(agency) as url:
+        env = service_env(url, fanned_out)
+        use(env, monkeypatch)
+        with deployment(tmp_path, env, max_runs=1) as deploy:
+            monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
+            assert main(["backfill", "--start", START, "--end", END, "--accounts", account]) == 0
+            with deploy.instance() as instance:
+                victim = wait_until(
+                    lambda: started_with_a_table_written(instance), "a run with a table written"
+                )
+                kill_workers(victim.run_id)
+                run_again(deploy, victim.run_id)
+                launched = time.time()
+                wait_until(lambda: settled(instance, launched), "the runs and a build")
+                killed = instance.get_run_by_id(victim.run_id)
+                assert killed.status is dg.DagsterRunStatus.CANCELED
+        in_process(single, fanned_out, monkeypatch, accounts=account)
+    assert warehouse_digest(fanned_out) == warehouse_digest(single)
+
+
+def run_again(deploy: Deployment, run_id: str) -> None:
+    """What an operator does after a lost worker: mark the run canceled, run it again."""
+    assert deploy.graphql(KILL_MIDWAY, runId=run_id)["terminateRun"]["__typename"] == (
+        "TerminateRunSuccess"
+    )
+    params = {"parentRunId": run_id, "strategy": "ALL_STEPS"}
+    again = deploy.graphql(RUN_AGAIN, params=params)["launchRunReexecution"]
+    assert again["__typename"] == "LaunchRunSuccess", again
