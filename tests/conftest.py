@@ -74,10 +74,18 @@ def direct(service: SandboxService, path: str, **params) -> httpx.Response:
     return httpx.Response(status, json=body)
 
 
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 nothing listens on (for the servers the tests start)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @contextmanager
 def serving(service: SandboxService) -> Iterator[str]:
     """`service` over real HTTP on a free port of 127.0.0.1, for as long as the block runs."""
-    import socket
     import threading
     import time
 
@@ -85,9 +93,7 @@ def serving(service: SandboxService) -> Iterator[str]:
 
     from sandbox.app import SandboxApp
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(SandboxApp(service), host="127.0.0.1", port=port, log_level="error")
     )
@@ -144,14 +150,11 @@ def _readable(path: Path) -> str:
 def s3_endpoint() -> Iterator[str]:
     """A real S3-compatible server (moto's, over HTTP) on 127.0.0.1, in its own process: an
     in-process server would wait on the GIL that delta-rs holds while it calls it."""
-    import socket
     import subprocess
     import sys
     import time
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,

@@ -7,6 +7,7 @@ set (`.ci/run` sets it): then they fail, so CI never passes by skipping them.
 """
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -22,6 +23,8 @@ import dagster as dg
 import httpx
 import pytest
 import yaml
+
+from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = "postgresql+psycopg2://postgres@127.0.0.1:5432"
@@ -61,12 +64,6 @@ def dagster_database(postgres_admin: str, monkeypatch: pytest.MonkeyPatch) -> It
     admin.dispose()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @dataclass
 class Deployment:
     url: str
@@ -83,6 +80,21 @@ class Deployment:
         body = response.json()
         assert not body.get("errors"), body["errors"]
         return body["data"]
+
+
+def compose_service(name: str) -> dict:
+    return yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"][name]
+
+
+def compose_command(name: str, local: dict[str, str]) -> list[str]:
+    """The command deploy/compose.yaml gives service `name`, its addresses made local."""
+    return [local.get(word, word) for word in shlex.split(compose_service(name)["command"])]
+
+
+def compose_init() -> list[list[str]]:
+    """The commands of compose.yaml's `init` service (the instance's tables, pool limits)."""
+    script = compose_service("init")["command"][-1]
+    return [shlex.split(step) for step in script.split("&&")]
 
 
 def instance_config(max_runs: int) -> dict:
@@ -118,31 +130,22 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
                 start_new_session=True,
             )
 
-    for pool, limit in (("ads_service", "8"), ("duckdb_writer", "1")):
+    for step in compose_init():
         subprocess.run(
-            [str(BIN / "dagster"), "instance", "concurrency", "set", pool, limit],
-            env=environment,
-            check=True,
-            capture_output=True,
+            [str(BIN / step[0]), *step[1:]], env=environment, check=True, capture_output=True
         )
-    workspace_file = str(dagster_home / "workspace.yaml")
-    code = start(
-        "code",
-        "dagster",
-        "code-server",
-        "start",
-        *("-h", "127.0.0.1", "-p", str(code_port), "-m", "pipelines.definitions", "-a", "defs"),
-    )
+    local = {
+        "0.0.0.0": "127.0.0.1",
+        "4000": str(code_port),
+        "3000": str(web_port),
+        "/opt/dagster/home/workspace.yaml": str(dagster_home / "workspace.yaml"),
+    }
+    code = start("code", *compose_command("code", local))
     processes = [code]
     try:
         _wait_for_port(code_port, code, logs)
         processes += [
-            start(
-                "webserver",
-                "dagster-webserver",
-                *("-h", "127.0.0.1", "-p", str(web_port), "-w", workspace_file),
-            ),
-            start("daemon", "dagster-daemon", "run", "-w", workspace_file),
+            start(name, *compose_command(name, local)) for name in ("webserver", "daemon")
         ]
         url = f"http://127.0.0.1:{web_port}"
         _wait_for(url, processes, logs)

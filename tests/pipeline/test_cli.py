@@ -5,6 +5,7 @@ import os
 import pytest
 
 from pipelines.cli import main
+from tests.conftest import free_port
 
 
 @pytest.mark.parametrize(
@@ -149,3 +150,19 @@ def test_no_product_module_imports_the_sandbox():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_backfill_without_a_webserver_is_refused_in_one_line(home, capsys, monkeypatch):
+    """`adwh backfill` hands its runs to Dagster; with none listening it says where it looked
+    and what to do instead, and writes nothing."""
+    monkeypatch.setenv("ADWH_DAGSTER_URL", f"http://127.0.0.1:{free_port()}")
+    assert main(["backfill", "--start", "2026-11-01", "--end", "2026-11-07"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no Dagster webserver at http://127.0.0.1:" in err and "ADWH_DAGSTER_URL" in err
+    assert "adwh run --start" in err and len(err.splitlines()) == 1
+    assert not home.exists()
+
+
+def test_a_backfill_range_is_checked_like_a_runs(home, capsys):
+    assert main(["backfill", "--start", "2026-11-07", "--end", "2026-11-01"]) == 2
+    assert "is after --end" in capsys.readouterr().err
