@@ -27,7 +27,8 @@ import yaml
 from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-POSTGRES = "postgresql+psycopg2://postgres@127.0.0.1:5432"
+# The server the tests use; another (or none) with ADWH_TEST_POSTGRES_URL.
+POSTGRES = os.environ.get("ADWH_TEST_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432")
 BIN = Path(sys.executable).parent
 
 
@@ -41,7 +42,7 @@ def postgres_admin() -> str:
         with sqlalchemy.create_engine(url).connect():
             return url
     except sqlalchemy.exc.OperationalError as error:
-        reason = f"no PostgreSQL on 127.0.0.1:5432 for the deployment tests: {error.orig}"
+        reason = f"no PostgreSQL at {POSTGRES} for the deployment tests: {error.orig}"
         if os.environ.get("ADWH_REQUIRE_POSTGRES"):
             pytest.fail(reason + " (ADWH_REQUIRE_POSTGRES is set)")
         pytest.skip(reason)
