@@ -15,6 +15,7 @@ import pytest
 from hypothesis import settings
 from pydantic import SecretStr
 
+from bench.deployment import free_port
 from pipelines.client.http import RetryPolicy, ServiceClient
 from sandbox.app import SandboxTransport
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
@@ -72,15 +73,6 @@ def direct(service: SandboxService, path: str, **params) -> httpx.Response:
         "GET", path, [(k, str(v)) for k, v in params.items()], {"authorization": "Bearer sandbox"}
     )
     return httpx.Response(status, json=body)
-
-
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 nothing listens on (for the servers the tests start)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

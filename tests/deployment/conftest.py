@@ -1,5 +1,5 @@
-"""The production deployment on this machine: PostgreSQL, a code server, the webserver and the
-daemon, with `deploy/dagster.yaml` as the instance, as `deploy/compose.yaml` runs them.
+"""The production deployment on this machine (`bench/deployment.py`): PostgreSQL, a code server,
+the webserver and the daemon, as `deploy/compose.yaml` runs them.
 
 PostgreSQL is the machine's (127.0.0.1:5432, trust authentication); each test gets a database
 of its own. Without a server the tests skip with the reason, unless ADWH_REQUIRE_POSTGRES is
@@ -7,40 +7,24 @@ set (`.ci/run` sets it): then they fail, so CI never passes by skipping them.
 """
 
 import os
-import shlex
-import signal
-import socket
-import subprocess
-import sys
-import time
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from pathlib import Path
 
-import dagster as dg
-import httpx
 import pytest
-import yaml
 
-from tests.conftest import free_port
+from bench.deployment import fresh_database
 
-ROOT = Path(__file__).resolve().parents[2]
 # The server the tests use; another (or none) with ADWH_TEST_POSTGRES_URL.
 POSTGRES = os.environ.get("ADWH_TEST_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432")
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="session")
-def postgres_admin() -> str:
-    """The server's maintenance database, or a skip (a failure under ADWH_REQUIRE_POSTGRES)."""
+def postgres_server() -> str:
+    """The server's URL, or a skip (a failure under ADWH_REQUIRE_POSTGRES)."""
     import sqlalchemy
 
-    url = f"{POSTGRES}/postgres"
     try:
-        with sqlalchemy.create_engine(url).connect():
-            return url
+        with sqlalchemy.create_engine(f"{POSTGRES}/postgres").connect():
+            return POSTGRES
     except sqlalchemy.exc.OperationalError as error:
         reason = f"no PostgreSQL at {POSTGRES} for the deployment tests: {error.orig}"
         if os.environ.get("ADWH_REQUIRE_POSTGRES"):
@@ -49,152 +33,8 @@ def postgres_admin() -> str:
 
 
 @pytest.fixture
-def dagster_database(postgres_admin: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def dagster_database(postgres_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A fresh database for one test's Dagster instance, dropped after it."""
-    import sqlalchemy
-
-    name = f"adwh_test_{uuid.uuid4().hex[:12]}"
-    admin = sqlalchemy.create_engine(postgres_admin, isolation_level="AUTOCOMMIT")
-    with admin.connect() as con:
-        con.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
-    url = f"{POSTGRES}/{name}"
-    monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
-    yield url
-    with admin.connect() as con:
-        con.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    admin.dispose()
-
-
-@dataclass
-class Deployment:
-    url: str
-    dagster_home: Path
-
-    def instance(self) -> dg.DagsterInstance:
-        return dg.DagsterInstance.from_config(str(self.dagster_home))
-
-    def graphql(self, query: str, **variables: object) -> dict:
-        response = httpx.post(
-            f"{self.url}/graphql", json={"query": query, "variables": variables}, timeout=60
-        )
-        response.raise_for_status()
-        body = response.json()
-        assert not body.get("errors"), body["errors"]
-        return body["data"]
-
-
-def compose_service(name: str) -> dict:
-    return yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"][name]
-
-
-def compose_command(name: str, local: dict[str, str]) -> list[str]:
-    """The command deploy/compose.yaml gives service `name`, its addresses made local."""
-    return [local.get(word, word) for word in shlex.split(compose_service(name)["command"])]
-
-
-def compose_init() -> list[list[str]]:
-    """The commands of compose.yaml's `init` service (the instance's tables, pool limits)."""
-    script = compose_service("init")["command"][-1]
-    return [shlex.split(step) for step in script.split("&&")]
-
-
-def instance_config(max_runs: int) -> dict:
-    """deploy/dagster.yaml as it is, but for the number of runs at once."""
-    config = yaml.safe_load((ROOT / "deploy" / "dagster.yaml").read_text())
-    config["concurrency"]["runs"]["max_concurrent_runs"] = max_runs
-    return config
-
-
-@contextmanager
-def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[Deployment]:
-    """Code server, webserver and daemon as deploy/compose.yaml starts them, on free ports of
-    127.0.0.1, with `env` (the service, ADWH_HOME) for them and every run they launch."""
-    dagster_home = tmp_path / "dagster-home"
-    dagster_home.mkdir()
-    (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance_config(max_runs)))
-    code_port, web_port = free_port(), free_port()
-    workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
-    workspace["load_from"][0]["grpc_server"] |= {"host": "127.0.0.1", "port": code_port}
-    (dagster_home / "workspace.yaml").write_text(yaml.safe_dump(workspace))
-    environment = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home)}
-    logs = tmp_path / "deployment-logs"
-    logs.mkdir()
-
-    def start(name: str, *command: str) -> subprocess.Popen:
-        with (logs / f"{name}.log").open("wb") as log:
-            return subprocess.Popen(
-                [str(BIN / command[0]), *command[1:]],
-                cwd=ROOT,
-                env=environment,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    for step in compose_init():
-        subprocess.run(
-            [str(BIN / step[0]), *step[1:]], env=environment, check=True, capture_output=True
-        )
-    local = {
-        "0.0.0.0": "127.0.0.1",
-        "4000": str(code_port),
-        "3000": str(web_port),
-        "/opt/dagster/home/workspace.yaml": str(dagster_home / "workspace.yaml"),
-    }
-    code = start("code", *compose_command("code", local))
-    processes = [code]
-    try:
-        _wait_for_port(code_port, code, logs)
-        processes += [
-            start(name, *compose_command(name, local)) for name in ("webserver", "daemon")
-        ]
-        url = f"http://127.0.0.1:{web_port}"
-        _wait_for(url, processes, logs)
-        yield Deployment(url, dagster_home)
-    finally:
-        for process in processes:
-            with suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
-
-
-def _wait_for(url: str, processes: list[subprocess.Popen], logs: Path) -> None:
-    """Until the webserver has loaded the code location from the code server."""
-    query = (
-        "{ workspaceOrError { ... on Workspace { locationEntries "
-        "{ locationOrLoadError { __typename } } } } }"
-    )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        for process in processes:
-            if process.poll() is not None:
-                raise RuntimeError(f"a deployment process ended; see {logs}")
-        try:
-            body = httpx.post(f"{url}/graphql", json={"query": query}, timeout=5).json()
-            entries = body["data"]["workspaceOrError"]["locationEntries"]
-            loaded = [e["locationOrLoadError"]["__typename"] for e in entries]
-            if loaded and all(kind == "RepositoryLocation" for kind in loaded):
-                return
-        except (httpx.TransportError, KeyError, TypeError, ValueError):
-            pass
-        time.sleep(1)
-    raise TimeoutError(f"the deployment did not start within 180 s; see {logs}")
-
-
-def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
-    """Until the code server listens (it loads the definitions first)."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the code server ended; see {logs}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise TimeoutError(f"the code server did not listen within 180 s; see {logs}")
+    with fresh_database(postgres_server) as url:
+        monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
+        yield url

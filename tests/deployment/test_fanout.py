@@ -6,7 +6,6 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -15,15 +14,16 @@ import psutil
 import pytest
 from dagster._core.execution.backfill import BulkActionStatus
 
+from bench.deployment import Deployment, deployment, wait_until
 from bench.scenarios import warehouse_digest
 from pipelines.cli import main
+from pipelines.definitions import WAREHOUSE_ASSETS
 from pipelines.execute import run_pipeline
 from pipelines.fanout import ACCOUNT_TAG
 from pipelines.partitions import RANGE_START_TAG
 from pipelines.settings import load_settings
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving
-from tests.deployment.conftest import Deployment, deployment
 
 START, END = "2026-11-10", "2026-11-19"
 WAREHOUSE = dg.AssetKey("warehouse_tables")
@@ -46,15 +46,6 @@ def use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
     for name in ("ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
         monkeypatch.delenv(name, raising=False)
-
-
-def wait_until(condition: Callable[[], object], what: str, timeout: float = 600) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := condition():
-            return found
-        time.sleep(2)
-    raise TimeoutError(f"not within {timeout} s: {what}")
 
 
 def settled(instance: dg.DagsterInstance, after: float) -> bool:
@@ -87,8 +78,13 @@ def peak_runs_at_once(instance: dg.DagsterInstance) -> int:
 
 
 def warehouse_builds(instance: dg.DagsterInstance) -> set[str]:
-    records = instance.fetch_materializations(WAREHOUSE, limit=100).records
-    return {record.run_id for record in records}
+    """The runs that materialized any of the warehouse's models."""
+    models = [key for asset in WAREHOUSE_ASSETS for key in asset.keys]
+    return {
+        record.run_id
+        for key in models
+        for record in instance.fetch_materializations(key, limit=100).records
+    }
 
 
 def in_process(home: Path, like: Path, monkeypatch: pytest.MonkeyPatch, accounts: str = "") -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
+from bench.deployment import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
+from bench.deployment import free_port
 from pipelines.cli import main
-from tests.conftest import free_port
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ import pytest
 from dagster._core.instance.ref import InstanceRef
 
 from pipelines.cli import main
-from pipelines.definitions import defs
+from pipelines.definitions import WAREHOUSE_ASSETS, defs
+from pipelines.resources import WarehouseResource
 from tests.conftest import TODAY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,6 +133,14 @@ def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_by_the_sensor(home, em
             defs=defs, instance=instance, cursor=after_full.cursor
         )
         assert after_tables.get_num_requested(dg.AssetKey("warehouse_tables")) == 1
+        refresh = dg.materialize(
+            WAREHOUSE_ASSETS, instance=instance, resources={"warehouse": WarehouseResource()}
+        )
+        assert refresh.success
+        after_refresh = dg.evaluate_automation_conditions(
+            defs=defs, instance=instance, cursor=after_tables.cursor
+        )
+        assert after_refresh.total_requested == 0  # not again for its own models
 
 
 def test_the_schedule_is_off_after_set_up_and_names_how_to_start_it():

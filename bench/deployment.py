@@ -1,0 +1,194 @@
+"""The production deployment on this machine, for the deployment tests and the scale benchmark:
+a code server, the webserver and the daemon started with `deploy/compose.yaml`'s commands and
+`deploy/dagster.yaml` as the instance (PostgreSQL at $ADWH_DAGSTER_PG_URL), on free ports of
+127.0.0.1.
+"""
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import httpx
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 nothing listens on (for the servers tests and benchmarks start)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def fresh_database(server: str) -> Iterator[str]:
+    """A new PostgreSQL database on `server` (a SQLAlchemy URL without a database) for one
+    Dagster instance; dropped afterwards."""
+    import sqlalchemy
+
+    name = f"adwh_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as con:
+        con.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with admin.connect() as con:
+            con.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 600) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := condition():
+            return found
+        time.sleep(2)
+    raise TimeoutError(f"not within {timeout} s: {what}")
+
+
+@dataclass
+class Deployment:
+    url: str
+    dagster_home: Path
+
+    def instance(self) -> dg.DagsterInstance:
+        return dg.DagsterInstance.from_config(str(self.dagster_home))
+
+    def graphql(self, query: str, **variables: object) -> dict:
+        response = httpx.post(
+            f"{self.url}/graphql", json={"query": query, "variables": variables}, timeout=60
+        )
+        response.raise_for_status()
+        body = response.json()
+        assert not body.get("errors"), body["errors"]
+        return body["data"]
+
+
+def compose_service(name: str) -> dict:
+    return yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"][name]
+
+
+def compose_command(name: str, local: dict[str, str]) -> list[str]:
+    """The command deploy/compose.yaml gives service `name`, its addresses made local."""
+    return [local.get(word, word) for word in shlex.split(compose_service(name)["command"])]
+
+
+def compose_init() -> list[list[str]]:
+    """The commands of compose.yaml's `init` service (the instance's tables, pool limits)."""
+    script = compose_service("init")["command"][-1]
+    return [shlex.split(step) for step in script.split("&&")]
+
+
+def instance_config(max_runs: int) -> dict:
+    """deploy/dagster.yaml as it is, but for the number of runs at once."""
+    config = yaml.safe_load((ROOT / "deploy" / "dagster.yaml").read_text())
+    config["concurrency"]["runs"]["max_concurrent_runs"] = max_runs
+    return config
+
+
+@contextmanager
+def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[Deployment]:
+    """Code server, webserver and daemon as deploy/compose.yaml starts them, on free ports of
+    127.0.0.1, with `env` (the service, ADWH_HOME) for them and every run they launch."""
+    dagster_home = tmp_path / "dagster-home"
+    dagster_home.mkdir()
+    (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance_config(max_runs)))
+    code_port, web_port = free_port(), free_port()
+    workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
+    workspace["load_from"][0]["grpc_server"] |= {"host": "127.0.0.1", "port": code_port}
+    (dagster_home / "workspace.yaml").write_text(yaml.safe_dump(workspace))
+    environment = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home)}
+    logs = tmp_path / "deployment-logs"
+    logs.mkdir()
+
+    def start(name: str, *command: str) -> subprocess.Popen:
+        with (logs / f"{name}.log").open("wb") as log:
+            return subprocess.Popen(
+                [str(BIN / command[0]), *command[1:]],
+                cwd=ROOT,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    for step in compose_init():
+        subprocess.run(
+            [str(BIN / step[0]), *step[1:]], env=environment, check=True, capture_output=True
+        )
+    local = {
+        "0.0.0.0": "127.0.0.1",
+        "4000": str(code_port),
+        "3000": str(web_port),
+        "/opt/dagster/home/workspace.yaml": str(dagster_home / "workspace.yaml"),
+    }
+    code = start("code", *compose_command("code", local))
+    processes = [code]
+    try:
+        _wait_for_port(code_port, code, logs)
+        processes += [
+            start(name, *compose_command(name, local)) for name in ("webserver", "daemon")
+        ]
+        url = f"http://127.0.0.1:{web_port}"
+        _wait_for(url, processes, logs)
+        yield Deployment(url, dagster_home)
+    finally:
+        for process in processes:
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                with suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
+def _wait_for(url: str, processes: list[subprocess.Popen], logs: Path) -> None:
+    """Until the webserver has loaded the code location from the code server."""
+    query = (
+        "{ workspaceOrError { ... on Workspace { locationEntries "
+        "{ locationOrLoadError { __typename } } } } }"
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        for process in processes:
+            if process.poll() is not None:
+                raise RuntimeError(f"a deployment process ended; see {logs}")
+        try:
+            body = httpx.post(f"{url}/graphql", json={"query": query}, timeout=5).json()
+            entries = body["data"]["workspaceOrError"]["locationEntries"]
+            loaded = [e["locationOrLoadError"]["__typename"] for e in entries]
+            if loaded and all(kind == "RepositoryLocation" for kind in loaded):
+                return
+        except (httpx.TransportError, KeyError, TypeError, ValueError):
+            pass
+        time.sleep(1)
+    raise TimeoutError(f"the deployment did not start within 180 s; see {logs}")
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
+    """Until the code server listens (it loads the definitions first)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the code server ended; see {logs}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"the code server did not listen within 180 s; see {logs}")
