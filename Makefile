@@ -8,7 +8,7 @@ UV = $$(command -v uv || echo .venv-uv/bin/uv)
 # the definitions, measured).
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: demo test lint format bench soak profile dagster screenshots clean
+.PHONY: demo test lint format bench bench-scale soak profile dagster screenshots clean
 
 $(BIN)/adwh: pyproject.toml uv.lock
 	@command -v uv >/dev/null || test -x .venv-uv/bin/uv || \
@@ -33,6 +33,11 @@ format: $(BIN)/adwh
 bench: $(BIN)/adwh
 	$(UV) sync --frozen --python $(PYTHON) --group bench
 	$(BIN)/python -m bench
+
+# How the fan-out scales through deploy/'s instance (needs PostgreSQL on 127.0.0.1:5432): an agency
+# of 50 accounts, 30 days, 1, 2 and 4 runs at once; writes bench/SCALE.md.
+bench-scale: $(BIN)/adwh
+	$(BIN)/python -m bench.scale
 
 # Long fault runs, many seeds and kills; rewrites RELIABILITY.md with what was injected and lost.
 SEEDS ?= 3

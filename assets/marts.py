@@ -14,7 +14,6 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtProject, dbt_assets
 
-from pipelines.automation import WAREHOUSE_REFRESH
 from pipelines.resources import WarehouseResource
 from pipelines.sources import SOURCES
 from warehouse.build import build_warehouse
@@ -37,11 +36,6 @@ class WarehouseTranslator(DagsterDbtTranslator):
     def get_owners(self, dbt_resource_props: Mapping[str, Any]) -> list[str]:
         return ["team:ads-warehouse"]
 
-    def get_automation_condition(
-        self, dbt_resource_props: Mapping[str, Any]
-    ) -> dg.AutomationCondition | None:
-        return WAREHOUSE_REFRESH if dbt_resource_props["resource_type"] == "model" else None
-
 
 @dbt_assets(
     manifest=prepared_manifest(),
@@ -59,7 +53,7 @@ def warehouse_marts(
 
     The lake's vacuum runs here, not after each extraction: runs of other accounts may still be
     rewriting a partition whose replaced files a vacuum would remove under them, and this step
-    starts once no table's run is in progress (`WAREHOUSE_REFRESH`)."""
+    starts once no run is in progress (`pipelines/automation.py`)."""
     destination = warehouse.destination()
     removed = destination.lake.tidy(table.name for table in TABLES)
     context.log.info(f"lake vacuumed: {removed} replaced files removed")

@@ -17,7 +17,6 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ import httpx
 import orjson
 import psutil
 
+from bench.deployment import free_port
 from bench.measure import Measured, measure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,13 +65,9 @@ class Server:
         self.process.wait(10)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def serve(preset: str) -> Server:
+def serve(preset: str, clients: int = 0) -> Server:
+    """The sandbox over HTTP in its own process; `clients` N > 0: an agency key reaching N
+    accounts of `preset`."""
     port = free_port()
     env = {**os.environ, "ADWH_TODAY": REFERENCE.isoformat()}
     process = subprocess.Popen(
@@ -85,6 +81,8 @@ def serve(preset: str) -> Server:
             str(port),
             "--key",
             KEY,
+            "--clients",
+            str(clients),
         ],
         env=env,
         stdout=subprocess.DEVNULL,

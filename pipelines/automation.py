@@ -1,32 +1,72 @@
 """What keeps the warehouse fresh when tables change outside a full run.
 
 A backfill, a UI run or the daily schedule's runs (one per account) materialize tables, not the
-warehouse built from them. The warehouse's condition asks for one build once any table it reads
-(not one of its own models) was updated since it was last built or requested, and nothing
-upstream is still running or queued: after 300 accounts' runs, one build, not 300. An update
-seen while other runs are still in progress is remembered until then (`since_last_handled`).
-A full run builds tables and warehouse at once: nothing more to do. Dagster's `eager()` would
-never fire here: it also waits until no upstream partition is missing, and the daily tables
-always miss some (every day since the first partition that was never fetched). The sensor
-that evaluates it is on by default, so `dagster dev` keeps the warehouse as fresh as
-`adwh run` does.
+warehouse built from them. The `warehouse_refresh` sensor asks for one build of the whole
+warehouse once a table was materialized after the warehouse was last built, and no run or
+backfill is queued or in progress: after 300 accounts' runs, one build, not 300, and never
+under a writer (the build vacuums the lake). A full run builds tables and warehouse at once:
+nothing more to do.
+
+Why not a declarative automation condition: conditions are evaluated per asset, so each mart
+whose own tables were done was requested while other accounts' runs still wrote the tables
+of the rest, and the warehouse was built twice or more (seen in tests/deployment). Dagster's
+`eager()` would never fire at all: it waits until no upstream partition is missing, and the
+daily tables always miss some. The sensor is on by default, so `dagster dev` keeps the
+warehouse as fresh as `adwh run` does.
 """
 
+from collections.abc import Sequence
+
 import dagster as dg
+from dagster._core.execution.backfill import BulkActionStatus
 
-WAREHOUSE_REFRESH = (
-    dg.AutomationCondition.any_deps_updated()
-    .ignore(dg.AssetSelection.kind("dbt"))  # its own models are built with it, in one step
-    .since_last_handled()
-    & ~dg.AutomationCondition.in_progress()
-    & ~dg.AutomationCondition.any_deps_in_progress()
-).with_label("rebuild once the tables it reads changed and none is still running")
+ACTIVE = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
 
-warehouse_refresh_sensor = dg.AutomationConditionSensorDefinition(
-    "warehouse_refresh",
-    target=dg.AssetSelection.all(),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30,
-    description="Evaluates the warehouse's automation condition every 30 s: after a backfill "
-    "or a UI run changes a table, the DuckDB warehouse and its marts are rebuilt.",
-)
+
+def warehouse_refresh_sensor(
+    tables: Sequence[dg.AssetKey], warehouse: Sequence[dg.AssetKey]
+) -> dg.SensorDefinition:
+    """The sensor that builds `warehouse` (every key: it is one file) after `tables` changed."""
+
+    @dg.sensor(
+        name="warehouse_refresh",
+        asset_selection=list(warehouse),
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Every 30 s: once a table was materialized after the warehouse was last "
+        "built and no run or backfill is queued or in progress, builds the DuckDB warehouse "
+        "and its marts (and vacuums the lake), once.",
+    )
+    def warehouse_refresh(context: dg.SensorEvaluationContext):
+        instance = context.instance
+        if instance.get_runs(dg.RunsFilter(statuses=ACTIVE), limit=1):
+            return dg.SkipReason("waiting for the runs in progress or queued")
+        if instance.get_backfills(status=BulkActionStatus.REQUESTED, limit=1):
+            return dg.SkipReason("waiting for the backfills in progress")
+        newest_table = _newest_materialization(instance, tables)
+        if newest_table is None:
+            return dg.SkipReason("no table materialized yet")
+        built = _newest_materialization(instance, warehouse)
+        if built is not None and built > newest_table:
+            return dg.SkipReason("the warehouse is newer than every table")
+        return dg.RunRequest(run_key=f"after-table-event-{newest_table}")
+
+    return warehouse_refresh
+
+
+def _newest_materialization(
+    instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey]
+) -> int | None:
+    """The event log id of the newest materialization of any of `keys` (ids only grow)."""
+    ids = [
+        record.asset_entry.last_materialization_record.storage_id
+        for record in instance.get_asset_records(list(keys))
+        if record.asset_entry.last_materialization_record is not None
+    ]
+    return max(ids, default=None)

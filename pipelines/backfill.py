@@ -51,7 +51,8 @@ def launch_backfills(
 
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
     tables = [{"path": key.path} for asset in FAMILY_ASSETS for key in sorted(asset.keys)]
-    runs = -(-len(days) // BACKFILL_DAYS_PER_RUN)
+    # The days cut by the backfill policy, and one run of the current-state tables.
+    runs = -(-len(days) // BACKFILL_DAYS_PER_RUN) + 1
     launched = []
     with httpx.Client(base_url=settings.dagster_url, timeout=60) as client:
         for tags in account_runs(settings, accounts):

@@ -67,6 +67,11 @@ defs = dg.Definitions(
     assets=[*ALL_ASSETS, lake_housekeeping],
     jobs=[daily_job, extract_job, lake_housekeeping_job],
     schedules=[daily_schedule, lake_housekeeping_schedule],
-    sensors=[warehouse_refresh_sensor],
+    sensors=[
+        warehouse_refresh_sensor(
+            [key for asset in FAMILY_ASSETS for key in asset.keys],
+            [key for asset in WAREHOUSE_ASSETS for key in asset.keys],
+        )
+    ],
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},
 )

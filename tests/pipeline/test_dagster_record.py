@@ -108,39 +108,44 @@ def table_counts(home: Path) -> dict[str, int]:
         return {n: con.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
 
 
-def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_by_the_sensor(home, embedded):
-    """As a UI backfill of the daily tables does: the automation sensor, on by default,
-    requests the warehouse once the tables changed, and not after a full run."""
+def refresh_requests(instance: dg.DagsterInstance) -> list[dg.RunRequest]:
+    sensor = defs.resolve_sensor_def("warehouse_refresh")
+    with dg.build_sensor_context(instance=instance, definitions=defs) as context:
+        return sensor.evaluate_tick(context).run_requests or []
+
+
+def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_once_nothing_runs(home, embedded):
+    """As a backfill or the accounts' runs do: the sensor, on by default, requests the whole
+    warehouse once tables changed and no run is queued or in progress; not after a full run,
+    not after its own build."""
     assert defs.resolve_sensor_def("warehouse_refresh").default_status.value == "RUNNING"
     tables = defs.resolve_job_def("daily")
     with dg.instance_for_test() as instance:
-        first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        assert refresh_requests(instance) == []
         full = tables.execute_in_process(
             instance=instance, partition_key="2026-11-20", raise_on_error=True
         )
         assert full.success
-        after_full = dg.evaluate_automation_conditions(
-            defs=defs, instance=instance, cursor=first.cursor
-        )
-        assert after_full.total_requested == 0
+        assert refresh_requests(instance) == []
         metrics_only = tables.execute_in_process(
             instance=instance,
             partition_key="2026-11-21",
             asset_selection=[dg.AssetKey("campaign_metrics")],
         )
         assert metrics_only.success
-        after_tables = dg.evaluate_automation_conditions(
-            defs=defs, instance=instance, cursor=after_full.cursor
+        pending = instance.create_run_for_job(
+            defs.resolve_job_def("extract"), status=dg.DagsterRunStatus.NOT_STARTED
         )
-        assert after_tables.get_num_requested(dg.AssetKey("warehouse_tables")) == 1
+        assert refresh_requests(instance) == []  # another account's run is still to come
+        instance.delete_run(pending.run_id)
+        (request,) = refresh_requests(instance)
+        everything = {key for asset in WAREHOUSE_ASSETS for key in asset.keys}
+        assert set(request.asset_selection) == everything
         refresh = dg.materialize(
             WAREHOUSE_ASSETS, instance=instance, resources={"warehouse": WarehouseResource()}
         )
         assert refresh.success
-        after_refresh = dg.evaluate_automation_conditions(
-            defs=defs, instance=instance, cursor=after_tables.cursor
-        )
-        assert after_refresh.total_requested == 0  # not again for its own models
+        assert refresh_requests(instance) == []
 
 
 def test_the_schedule_is_off_after_set_up_and_names_how_to_start_it():

@@ -1,0 +1,199 @@
+"""`make bench-scale`: how the fan-out scales. An agency key reaching ACCOUNTS accounts of the
+sandbox's PRESET, DAYS days, handed to the production deployment (`bench/deployment.py`: the
+machine's PostgreSQL, code server, webserver, daemon) by `adwh backfill`, with 1, 2 and 4 runs
+at once.
+
+Per setting: the wall time from the launch to the last account's run and to the warehouse
+built after them, the requests the runs sent (pages landed) and their rate, each run's peak
+memory (its process), how busy the machine's cores were, and the sandbox's share of them (it
+serves on the same machine). Writes bench/SCALE.md. Environment: SCALE_ACCOUNTS (50),
+SCALE_DAYS (30), SCALE_RUNS ("1,2,4"), SCALE_PRESET (small), ADWH_BENCH_POSTGRES_URL (the
+machine's server, as the tests use it).
+"""
+
+import os
+import platform
+import re
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+import dagster as dg
+import psutil
+
+from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
+from bench.deployment import deployment, fresh_database, wait_until
+from pipelines.backfill import launch_backfills
+from pipelines.fanout import ACCOUNT_TAG
+from pipelines.settings import load_settings
+
+POSTGRES = os.environ.get(
+    "ADWH_BENCH_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
+)
+RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+
+
+@dataclass
+class RunMemory:
+    """Samples every run worker's resident memory (the processes whose command line carries a
+    run id) twice a second; keeps each run's peak."""
+
+    peaks: dict[str, float] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def watch(self) -> None:
+        while not self._stop.is_set():
+            for process in psutil.process_iter(["cmdline", "memory_info"]):
+                line = " ".join(process.info["cmdline"] or ())
+                if "execute_run" not in line or process.info["memory_info"] is None:
+                    continue
+                for run_id in set(RUN_ID.findall(line)):
+                    rss = process.info["memory_info"].rss / 2**20
+                    self.peaks[run_id] = max(self.peaks.get(run_id, 0.0), rss)
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+@dataclass(frozen=True)
+class Scaled:
+    runs_at_once: int
+    runs: int
+    extract_wall: float
+    total_wall: float
+    requests: int
+    rows: int
+    peak_run_mib: float
+    median_run_mib: float
+    busy: float  # share of the machine's cores busy while the account runs ran
+    sandbox_share: float  # share of that CPU time the sandbox's server used
+    failed: int
+
+
+def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) -> Scaled:
+    end = REFERENCE - timedelta(days=1)
+    start = end - timedelta(days=days - 1)
+    server = serve(preset, clients=accounts)
+    with tempfile.TemporaryDirectory(prefix="adwh-scale-") as work, fresh_database(POSTGRES) as db:
+        home = Path(work) / "home"
+        env = {
+            "ADS_API_BASE_URL": server.url,
+            "ADS_API_KEY": KEY,
+            "ADWH_HOME": str(home),
+            "ADWH_TODAY": REFERENCE.isoformat(),
+            "ADWH_DAGSTER_PG_URL": db,
+        }
+        os.environ.update(env)
+        with deployment(Path(work), env, max_runs=runs_at_once) as deploy:
+            os.environ["ADWH_DAGSTER_URL"] = deploy.url
+            memory = RunMemory()
+            threading.Thread(target=memory.watch, daemon=True).start()
+            sandbox = psutil.Process(server.process.pid)
+            cpu_before, sandbox_before = psutil.cpu_times(), sandbox.cpu_times()
+            launched = time.time()
+            launch_backfills(load_settings(), start, end)
+            with deploy.instance() as instance:
+                wait_until(lambda: _settled(instance), "the runs", timeout=7200)
+                records = [
+                    r for r in instance.get_run_records() if ACCOUNT_TAG in r.dagster_run.tags
+                ]
+                extracted = max(r.end_time for r in records)
+                cpu_after, sandbox_after = psutil.cpu_times(), sandbox.cpu_times()
+                wait_until(lambda: _built(instance, extracted), "the warehouse", timeout=1800)
+                built = max(r.end_time for r in instance.get_run_records() if r.end_time)
+            memory.stop()
+        rows, pages = counts(home)
+    server.stop()
+    wall = extracted - launched
+    busy_seconds = _busy(cpu_after) - _busy(cpu_before)
+    sandbox_seconds = sum(sandbox_after[:2]) - sum(sandbox_before[:2])
+    peaks = [
+        memory.peaks[r.dagster_run.run_id] for r in records if r.dagster_run.run_id in memory.peaks
+    ]
+    return Scaled(
+        runs_at_once=runs_at_once,
+        runs=len(records),
+        extract_wall=wall,
+        total_wall=built - launched,
+        requests=pages,
+        rows=rows,
+        peak_run_mib=max(peaks, default=0.0),
+        median_run_mib=statistics.median(peaks) if peaks else 0.0,
+        busy=busy_seconds / (wall * psutil.cpu_count()),
+        sandbox_share=sandbox_seconds / busy_seconds if busy_seconds else 0.0,
+        failed=sum(r.dagster_run.status is not dg.DagsterRunStatus.SUCCESS for r in records),
+    )
+
+
+def _busy(times: psutil._common.scputimes) -> float:
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def _settled(instance: dg.DagsterInstance) -> bool:
+    """Every account's run finished (the backfills are done launching them)."""
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    backfills = instance.get_backfills()
+    if not backfills or any(b.status is BulkActionStatus.REQUESTED for b in backfills):
+        return False
+    runs = [r for r in instance.get_runs() if ACCOUNT_TAG in r.tags]
+    return bool(runs) and all(r.status in FINISHED for r in runs)
+
+
+def _built(instance: dg.DagsterInstance, after: float) -> bool:
+    """The warehouse built after the account runs, and nothing left running."""
+    if any(r.status not in FINISHED for r in instance.get_runs()):
+        return False
+    built = instance.get_latest_materialization_event(dg.AssetKey("warehouse_tables"))
+    return built is not None and built.timestamp > after
+
+
+def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[str]:
+    lines = [
+        "# Scale-out results",
+        "",
+        f"Produced by `make bench-scale` (`python -m bench.scale`) on {time.strftime('%Y-%m-%d')}: "
+        f"{platform.platform()}, Python {platform.python_version()}, "
+        f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB.",
+        f"An agency key reaching {accounts} accounts of the sandbox's `{preset}` preset, "
+        f"{days} days, handed to the deployment of `deploy/` (PostgreSQL, the queued run "
+        "coordinator, code server, webserver, daemon on this machine) by `adwh backfill`: one "
+        "backfill per account, each a run of the days and a run of current state. The sandbox "
+        "serves over HTTP on the same machine. Wall times in seconds from the launch; memory is "
+        "each run's process, in MiB.",
+        "",
+        "| runs at once | runs | wall to the last run | wall to the warehouse | requests | "
+        "req/s | rows | peak RSS per run (max / median) | cores busy | sandbox's share | failed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.runs_at_once} | {r.runs} | {r.extract_wall:.0f} | {r.total_wall:.0f} | "
+            f"{r.requests:,} | {r.requests / r.extract_wall:.1f} | {r.rows:,} | "
+            f"{r.peak_run_mib:.0f} / {r.median_run_mib:.0f} | {r.busy:.0%} | "
+            f"{r.sandbox_share:.0%} | {r.failed} |"
+        )
+    return lines
+
+
+def main() -> None:
+    accounts = int(os.environ.get("SCALE_ACCOUNTS", "50"))
+    days = int(os.environ.get("SCALE_DAYS", "30"))
+    preset = os.environ.get("SCALE_PRESET", "small")
+    settings = [int(n) for n in os.environ.get("SCALE_RUNS", "1,2,4").split(",")]
+    results = []
+    for runs_at_once in settings:
+        results.append(measure_setting(runs_at_once, accounts, days, preset))
+        lines = table(results, accounts, days, preset)
+        print("\n".join(lines[-1:]), flush=True)
+        (ROOT / "bench" / "SCALE.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
