@@ -6,6 +6,8 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -99,29 +101,37 @@ def in_process(home: Path, like: Path, monkeypatch: pytest.MonkeyPatch, accounts
     assert summary.failure is None
 
 
+@contextmanager
+def agency_deployment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clients: int, max_runs: int
+) -> Iterator[tuple[SandboxService, Deployment]]:
+    """An agency key reaching `clients` accounts, served over HTTP, and the deployment that
+    extracts them into `tmp_path/fanned-out`, `max_runs` runs at once."""
+    agency = SandboxService("small", TODAY, key=SECRET, clients=clients)
+    with serving(agency) as url:
+        env = service_env(url, tmp_path / "fanned-out")
+        use(env, monkeypatch)
+        with deployment(tmp_path, env, max_runs=max_runs) as deploy:
+            monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
+            yield agency, deploy
+
+
 def test_a_backfill_of_3_accounts_2_runs_at_once_equals_one_run_in_process(
     tmp_path, dagster_database, monkeypatch
 ):
-    agency = SandboxService("small", TODAY, key=SECRET, clients=3)
-    fanned_out, single = tmp_path / "fanned-out", tmp_path / "single"
-    with serving(agency) as url:
-        env = service_env(url, fanned_out)
-        use(env, monkeypatch)
-        with deployment(tmp_path, env, max_runs=2) as deploy:
-            monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
-            launched = time.time()
-            assert main(["backfill", "--start", START, "--end", END]) == 0
-            with deploy.instance() as instance:
-                wait_until(lambda: settled(instance, launched), "the backfills and one build")
-                runs = extract_runs(instance)
-                assert {r.tags[ACCOUNT_TAG] for r in runs} == {a.id for a in agency.accounts}
-                assert all(r.status is dg.DagsterRunStatus.SUCCESS for r in runs)
-                assert peak_runs_at_once(instance) == 2
-                (build,) = warehouse_builds(instance)  # once, after them all
-                started = instance.get_run_record_by_id(build).start_time
-                assert started >= last_end(instance)
-        in_process(single, fanned_out, monkeypatch)
-    assert warehouse_digest(fanned_out) == warehouse_digest(single)
+    with agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy):
+        launched = time.time()
+        assert main(["backfill", "--start", START, "--end", END]) == 0
+        with deploy.instance() as instance:
+            wait_until(lambda: settled(instance, launched), "the backfills and one build")
+            runs = extract_runs(instance)
+            assert {r.tags[ACCOUNT_TAG] for r in runs} == {a.id for a in agency.accounts}
+            assert all(r.status is dg.DagsterRunStatus.SUCCESS for r in runs)
+            assert peak_runs_at_once(instance) == 2
+            (build,) = warehouse_builds(instance)  # once, after them all
+            assert instance.get_run_record_by_id(build).start_time >= last_end(instance)
+        in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch)
+    assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
 
 
 KILL_MIDWAY = """
@@ -166,27 +176,21 @@ def kill_workers(run_id: str) -> None:
 def test_a_run_killed_midway_and_run_again_loses_and_duplicates_nothing(
     tmp_path, dagster_database, monkeypatch
 ):
-    agency = SandboxService("small", TODAY, key=SECRET, clients=2)
-    account = agency.accounts[1].id
-    fanned_out, single = tmp_path / "fanned-out", tmp_path / "single"
-    with serving(agency) as url:
-        env = service_env(url, fanned_out)
-        use(env, monkeypatch)
-        with deployment(tmp_path, env, max_runs=1) as deploy:
-            monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
-            assert main(["backfill", "--start", START, "--end", END, "--accounts", account]) == 0
-            with deploy.instance() as instance:
-                victim = wait_until(
-                    lambda: started_with_a_table_written(instance), "a run with a table written"
-                )
-                kill_workers(victim.run_id)
-                run_again(deploy, victim.run_id)
-                launched = time.time()
-                wait_until(lambda: settled(instance, launched), "the runs and a build")
-                killed = instance.get_run_by_id(victim.run_id)
-                assert killed.status is dg.DagsterRunStatus.CANCELED
-        in_process(single, fanned_out, monkeypatch, accounts=account)
-    assert warehouse_digest(fanned_out) == warehouse_digest(single)
+    with agency_deployment(tmp_path, monkeypatch, clients=2, max_runs=1) as (agency, deploy):
+        account = agency.accounts[1].id
+        assert main(["backfill", "--start", START, "--end", END, "--accounts", account]) == 0
+        with deploy.instance() as instance:
+            victim = wait_until(
+                lambda: started_with_a_table_written(instance), "a run with a table written"
+            )
+            kill_workers(victim.run_id)
+            run_again(deploy, victim.run_id)
+            launched = time.time()
+            wait_until(lambda: settled(instance, launched), "the runs and a build")
+            killed = instance.get_run_by_id(victim.run_id)
+            assert killed.status is dg.DagsterRunStatus.CANCELED
+        in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch, accounts=account)
+    assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
 
 
 def run_again(deploy: Deployment, run_id: str) -> None:
