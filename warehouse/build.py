@@ -103,7 +103,7 @@ def build_warehouse(
 
     One build at a time per home (a lock file): two would each start from the same old file,
     and the second swap would drop what the first loaded."""
-    with FileLock(home / f"{WAREHOUSE_FILE}.lock"):
+    with FileLock(home / ".warehouse.lock"):  # hidden, like the CLI's `.adwh.lock`
         return _build(home, lake, tables, run_id)
 
 
