@@ -192,3 +192,14 @@ def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
                 return
         time.sleep(0.5)
     raise TimeoutError(f"the code server did not listen within 180 s; see {logs}")
+
+
+def run_worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
+    """The process executing `run_id`: the pid its worker reported on starting ("Started
+    process for run"), or None before then. The worker's command line does not name the run
+    (the code server starts it through multiprocessing)."""
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+        data = entry.dagster_event.engine_event_data if entry.dagster_event else None
+        if data is not None and "pid" in data.metadata:
+            return int(data.metadata["pid"].value)
+    return None

@@ -13,7 +13,6 @@ machine's server, as the tests use it).
 
 import os
 import platform
-import re
 import statistics
 import tempfile
 import threading
@@ -26,7 +25,7 @@ import dagster as dg
 import psutil
 
 from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
-from bench.deployment import deployment, fresh_database, wait_until
+from bench.deployment import deployment, fresh_database, run_worker_pid, wait_until
 from pipelines.backfill import launch_backfills
 from pipelines.fanout import ACCOUNT_TAG
 from pipelines.settings import load_settings
@@ -34,27 +33,32 @@ from pipelines.settings import load_settings
 POSTGRES = os.environ.get(
     "ADWH_BENCH_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
 )
-RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
 @dataclass
 class RunMemory:
-    """Samples every run worker's resident memory (the processes whose command line carries a
-    run id) twice a second; keeps each run's peak."""
+    """Samples the resident memory of every started run's worker process twice a second;
+    keeps each run's peak."""
 
+    instance: dg.DagsterInstance
     peaks: dict[str, float] = field(default_factory=dict)
+    _pids: dict[str, int] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def watch(self) -> None:
+        started = dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED])
         while not self._stop.is_set():
-            for process in psutil.process_iter(["cmdline", "memory_info"]):
-                line = " ".join(process.info["cmdline"] or ())
-                if "execute_run" not in line or process.info["memory_info"] is None:
+            for run in self.instance.get_runs(started):
+                pid = self._pids.get(run.run_id) or run_worker_pid(self.instance, run.run_id)
+                if pid is None:
                     continue
-                for run_id in set(RUN_ID.findall(line)):
-                    rss = process.info["memory_info"].rss / 2**20
-                    self.peaks[run_id] = max(self.peaks.get(run_id, 0.0), rss)
+                self._pids[run.run_id] = pid
+                try:
+                    rss = psutil.Process(pid).memory_info().rss / 2**20
+                except psutil.Error:
+                    continue
+                self.peaks[run.run_id] = max(self.peaks.get(run.run_id, 0.0), rss)
             time.sleep(0.5)
 
     def stop(self) -> None:
@@ -69,6 +73,7 @@ class Scaled:
     total_wall: float
     requests: int
     rows: int
+    median_run_s: float
     peak_run_mib: float
     median_run_mib: float
     busy: float  # share of the machine's cores busy while the account runs ran
@@ -92,13 +97,13 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
         os.environ.update(env)
         with deployment(Path(work), env, max_runs=runs_at_once) as deploy:
             os.environ["ADWH_DAGSTER_URL"] = deploy.url
-            memory = RunMemory()
-            threading.Thread(target=memory.watch, daemon=True).start()
-            sandbox = psutil.Process(server.process.pid)
-            cpu_before, sandbox_before = psutil.cpu_times(), sandbox.cpu_times()
-            launched = time.time()
-            launch_backfills(load_settings(), start, end)
-            with deploy.instance() as instance:
+            with deploy.instance() as instance, deploy.instance() as watched:
+                memory = RunMemory(watched)
+                threading.Thread(target=memory.watch, daemon=True).start()
+                sandbox = psutil.Process(server.process.pid)
+                cpu_before, sandbox_before = psutil.cpu_times(), sandbox.cpu_times()
+                launched = time.time()
+                launch_backfills(load_settings(), start, end)
                 wait_until(lambda: _settled(instance), "the runs", timeout=7200)
                 records = [
                     r for r in instance.get_run_records() if ACCOUNT_TAG in r.dagster_run.tags
@@ -107,7 +112,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                 cpu_after, sandbox_after = psutil.cpu_times(), sandbox.cpu_times()
                 wait_until(lambda: _built(instance, extracted), "the warehouse", timeout=1800)
                 built = max(r.end_time for r in instance.get_run_records() if r.end_time)
-            memory.stop()
+                memory.stop()
         rows, pages = counts(home)
     server.stop()
     wall = extracted - launched
@@ -123,6 +128,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
         total_wall=built - launched,
         requests=pages,
         rows=rows,
+        median_run_s=statistics.median(r.end_time - r.start_time for r in records),
         peak_run_mib=max(peaks, default=0.0),
         median_run_mib=statistics.median(peaks) if peaks else 0.0,
         busy=busy_seconds / (wall * psutil.cpu_count()),
@@ -131,7 +137,8 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
     )
 
 
-def _busy(times: psutil._common.scputimes) -> float:
+def _busy(times: tuple) -> float:
+    """Seconds the cores spent working (psutil.cpu_times(): all but idle and I/O wait)."""
     return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
@@ -169,15 +176,16 @@ def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[
         "each run's process, in MiB.",
         "",
         "| runs at once | runs | wall to the last run | wall to the warehouse | requests | "
-        "req/s | rows | peak RSS per run (max / median) | cores busy | sandbox's share | failed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "req/s | rows | one run's wall (median) | peak RSS per run (max / median) | cores busy | "
+        "sandbox's share | failed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.runs_at_once} | {r.runs} | {r.extract_wall:.0f} | {r.total_wall:.0f} | "
             f"{r.requests:,} | {r.requests / r.extract_wall:.1f} | {r.rows:,} | "
-            f"{r.peak_run_mib:.0f} / {r.median_run_mib:.0f} | {r.busy:.0%} | "
-            f"{r.sandbox_share:.0%} | {r.failed} |"
+            f"{r.median_run_s:.1f} | {r.peak_run_mib:.0f} / {r.median_run_mib:.0f} | "
+            f"{r.busy:.0%} | {r.sandbox_share:.0%} | {r.failed} |"
         )
     return lines
 

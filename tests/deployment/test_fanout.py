@@ -16,7 +16,7 @@ import psutil
 import pytest
 from dagster._core.execution.backfill import BulkActionStatus
 
-from bench.deployment import Deployment, deployment, wait_until
+from bench.deployment import Deployment, deployment, run_worker_pid, wait_until
 from bench.scenarios import warehouse_digest
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS
@@ -134,21 +134,6 @@ def test_a_backfill_of_3_accounts_2_runs_at_once_equals_one_run_in_process(
     assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
 
 
-KILL_MIDWAY = """
-mutation Terminate($runId: String!) {
-  terminateRun(runId: $runId, terminatePolicy: MARK_AS_CANCELED_IMMEDIATELY) { __typename }
-}
-"""
-RUN_AGAIN = """
-mutation RunAgain($params: ReexecutionParams!) {
-  launchRunReexecution(reexecutionParams: $params) {
-    __typename
-    ... on LaunchRunSuccess { run { runId } }
-  }
-}
-"""
-
-
 def started_with_a_table_written(instance: dg.DagsterInstance) -> dg.DagsterRun | None:
     """A dated extract run at work that has already published a table."""
     for run in extract_runs(instance):
@@ -162,20 +147,35 @@ def started_with_a_table_written(instance: dg.DagsterInstance) -> dg.DagsterRun 
     return None
 
 
-def kill_workers(run_id: str) -> None:
-    """SIGKILL every process executing `run_id` (the run worker and its steps' processes,
-    whose command lines carry the run's id), as a lost machine would."""
-    workers = [
-        p for p in psutil.process_iter(["cmdline"]) if run_id in " ".join(p.info["cmdline"] or ())
-    ]
-    assert workers
-    for worker in workers:
-        os.kill(worker.pid, signal.SIGKILL)
+def kill_worker(instance: dg.DagsterInstance, run_id: str) -> None:
+    """SIGKILL the process executing `run_id`, as a lost machine would, and see it die."""
+    pid = run_worker_pid(instance, run_id)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not _alive(pid), f"the run worker {pid} to die", timeout=30)
 
 
-def test_a_run_killed_midway_and_run_again_loses_and_duplicates_nothing(
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def retried(instance: dg.DagsterInstance, run_id: str) -> dg.DagsterRun | None:
+    """The finished retry of `run_id` (run_retries re-executes a failed run), if any."""
+    for run in instance.get_runs(dg.RunsFilter(tags={"dagster/parent_run_id": run_id})):
+        if run.status in FINISHED:
+            return run
+    return None
+
+
+def test_a_run_whose_worker_is_killed_is_retried_and_loses_and_duplicates_nothing(
     tmp_path, dagster_database, monkeypatch
 ):
+    """A lost machine: the run's process dies mid-run. The code server marks the run failed,
+    the daemon retries it (deploy/dagster.yaml's run_retries), and the warehouse equals that of
+    one uninterrupted run."""
     with agency_deployment(tmp_path, monkeypatch, clients=2, max_runs=1) as (agency, deploy):
         account = agency.accounts[1].id
         assert main(["backfill", "--start", START, "--end", END, "--accounts", account]) == 0
@@ -183,21 +183,11 @@ def test_a_run_killed_midway_and_run_again_loses_and_duplicates_nothing(
             victim = wait_until(
                 lambda: started_with_a_table_written(instance), "a run with a table written"
             )
-            kill_workers(victim.run_id)
-            run_again(deploy, victim.run_id)
+            kill_worker(instance, victim.run_id)
+            retry = wait_until(lambda: retried(instance, victim.run_id), "the retry")
+            assert retry.status is dg.DagsterRunStatus.SUCCESS
+            assert instance.get_run_by_id(victim.run_id).status is dg.DagsterRunStatus.FAILURE
             launched = time.time()
             wait_until(lambda: settled(instance, launched), "the runs and a build")
-            killed = instance.get_run_by_id(victim.run_id)
-            assert killed.status is dg.DagsterRunStatus.CANCELED
         in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch, accounts=account)
     assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
-
-
-def run_again(deploy: Deployment, run_id: str) -> None:
-    """What an operator does after a lost worker: mark the run canceled, run it again."""
-    assert deploy.graphql(KILL_MIDWAY, runId=run_id)["terminateRun"]["__typename"] == (
-        "TerminateRunSuccess"
-    )
-    params = {"parentRunId": run_id, "strategy": "ALL_STEPS"}
-    again = deploy.graphql(RUN_AGAIN, params=params)["launchRunReexecution"]
-    assert again["__typename"] == "LaunchRunSuccess", again

@@ -21,7 +21,7 @@ def run_deployment_tests(require: bool) -> subprocess.CompletedProcess:
     if require:
         env["ADWH_REQUIRE_POSTGRES"] = "1"
     test = "tests/deployment/test_fanout.py::" + (
-        "test_a_run_killed_midway_and_run_again_loses_and_duplicates_nothing"
+        "test_a_run_whose_worker_is_killed_is_retried_and_loses_and_duplicates_nothing"
     )
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", test],
