@@ -50,12 +50,14 @@ def fresh_database(server: str) -> Iterator[str]:
         admin.dispose()
 
 
-def wait_until(condition: Callable[[], object], what: str, timeout: float = 600) -> object:
+def wait_until(
+    condition: Callable[[], object], what: str, timeout: float = 600, every: float = 2
+) -> object:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if found := condition():
             return found
-        time.sleep(2)
+        time.sleep(every)
     raise TimeoutError(f"not within {timeout} s: {what}")
 
 
