@@ -23,6 +23,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# The statuses a run ends in.
+FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
 def free_port() -> int:
@@ -68,15 +70,6 @@ class Deployment:
 
     def instance(self) -> dg.DagsterInstance:
         return dg.DagsterInstance.from_config(str(self.dagster_home))
-
-    def graphql(self, query: str, **variables: object) -> dict:
-        response = httpx.post(
-            f"{self.url}/graphql", json={"query": query, "variables": variables}, timeout=60
-        )
-        response.raise_for_status()
-        body = response.json()
-        assert not body.get("errors"), body["errors"]
-        return body["data"]
 
 
 def compose_service(name: str) -> dict:

@@ -25,7 +25,7 @@ import dagster as dg
 import psutil
 
 from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
-from bench.deployment import deployment, fresh_database, run_worker_pid, wait_until
+from bench.deployment import FINISHED, deployment, fresh_database, run_worker_pid, wait_until
 from pipelines.backfill import launch_backfills
 from pipelines.fanout import ACCOUNT_TAG
 from pipelines.settings import load_settings
@@ -33,7 +33,6 @@ from pipelines.settings import load_settings
 POSTGRES = os.environ.get(
     "ADWH_BENCH_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
 )
-FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
 @dataclass

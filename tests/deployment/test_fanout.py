@@ -16,7 +16,7 @@ import psutil
 import pytest
 from dagster._core.execution.backfill import BulkActionStatus
 
-from bench.deployment import Deployment, deployment, run_worker_pid, wait_until
+from bench.deployment import FINISHED, Deployment, deployment, run_worker_pid, wait_until
 from bench.scenarios import warehouse_digest
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS
@@ -29,7 +29,6 @@ from tests.conftest import SECRET, TODAY, serving
 
 START, END = "2026-11-10", "2026-11-19"
 WAREHOUSE = dg.AssetKey("warehouse_tables")
-FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 pytestmark = pytest.mark.timeout(900)
 
