@@ -189,6 +189,19 @@ def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
     raise TimeoutError(f"the code server did not listen within 180 s; see {logs}")
 
 
+def settled(instance: dg.DagsterInstance, after: float) -> bool:
+    """Every backfill done launching, no run left, and the warehouse built after `after` (a
+    timestamp): the end of a fanned-out backfill."""
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    if any(b.status is BulkActionStatus.REQUESTED for b in instance.get_backfills()):
+        return False
+    if any(r.status not in FINISHED for r in instance.get_runs()):
+        return False
+    built = instance.get_latest_materialization_event(dg.AssetKey("warehouse_tables"))
+    return built is not None and built.timestamp > after
+
+
 def run_worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
     """The process executing `run_id`: the pid its worker reported on starting ("Started
     process for run"), or None before then. The worker's command line does not name the run

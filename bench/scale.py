@@ -25,7 +25,14 @@ import dagster as dg
 import psutil
 
 from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
-from bench.deployment import FINISHED, deployment, fresh_database, run_worker_pid, wait_until
+from bench.deployment import (
+    FINISHED,
+    deployment,
+    fresh_database,
+    run_worker_pid,
+    settled,
+    wait_until,
+)
 from pipelines.backfill import launch_backfills
 from pipelines.fanout import ACCOUNT_TAG
 from pipelines.settings import load_settings
@@ -109,7 +116,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                 ]
                 extracted = max(r.end_time for r in records)
                 cpu_after, sandbox_after = psutil.cpu_times(), sandbox.cpu_times()
-                wait_until(lambda: _built(instance, extracted), "the warehouse", timeout=1800)
+                wait_until(lambda: settled(instance, extracted), "the warehouse", timeout=1800)
                 built = max(r.end_time for r in instance.get_run_records() if r.end_time)
                 memory.stop()
         rows, pages = counts(home)
@@ -150,14 +157,6 @@ def _settled(instance: dg.DagsterInstance) -> bool:
         return False
     runs = [r for r in instance.get_runs() if ACCOUNT_TAG in r.tags]
     return bool(runs) and all(r.status in FINISHED for r in runs)
-
-
-def _built(instance: dg.DagsterInstance, after: float) -> bool:
-    """The warehouse built after the account runs, and nothing left running."""
-    if any(r.status not in FINISHED for r in instance.get_runs()):
-        return False
-    built = instance.get_latest_materialization_event(dg.AssetKey("warehouse_tables"))
-    return built is not None and built.timestamp > after
 
 
 def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[str]:

@@ -20,6 +20,7 @@ from pipelines.fanout import for_run
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
+from pipelines.settings import Settings
 from pipelines.sources.model import Source
 from pipelines.stages.outcome import Outcomes
 
@@ -83,7 +84,7 @@ def materialize_sources(
     if config.from_raw:
         outcomes, stats = _from_raw(context, warehouse, sources, ranges), None
     else:
-        outcomes, stats = _from_service(context, service, warehouse, sources, ranges)
+        outcomes, stats = _from_service(context, service, warehouse, settings, sources, ranges)
     failures = []
     selected = selected_tables(context)
     for i, (outcome, (start, end)) in enumerate(zip(outcomes, ranges, strict=True)):
@@ -100,12 +101,12 @@ def _from_service(
     context: dg.AssetExecutionContext,
     service: ServiceResource,
     warehouse: WarehouseResource,
+    settings: Settings,
     sources: list[Source],
     ranges: list[tuple[date, date]],
 ) -> tuple[list[Outcomes | BaseException], list[RunStats]]:
-    """Fetch every source through one session, up to SOURCES_AT_ONCE at a time; an
-    account-tagged run reaches only its account."""
-    settings = for_run(service.settings(warehouse), context.run.tags)
+    """Fetch every source through one session, up to SOURCES_AT_ONCE at a time; `settings`
+    are the run's (an account-tagged run reaches only its account)."""
     destination = warehouse.destination()
     extracted_at = datetime.now(UTC)
 

@@ -14,9 +14,8 @@ from pathlib import Path
 import dagster as dg
 import psutil
 import pytest
-from dagster._core.execution.backfill import BulkActionStatus
 
-from bench.deployment import FINISHED, Deployment, deployment, run_worker_pid, wait_until
+from bench.deployment import Deployment, deployment, run_worker_pid, settled, wait_until
 from bench.scenarios import warehouse_digest
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS
@@ -28,7 +27,6 @@ from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving
 
 START, END = "2026-11-10", "2026-11-19"
-WAREHOUSE = dg.AssetKey("warehouse_tables")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -47,17 +45,6 @@ def use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
     for name in ("ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
         monkeypatch.delenv(name, raising=False)
-
-
-def settled(instance: dg.DagsterInstance, after: float) -> bool:
-    """Every backfill done, no run left, and the warehouse built after `after`."""
-    backfills = instance.get_backfills()
-    if any(b.status is BulkActionStatus.REQUESTED for b in backfills):
-        return False
-    if any(r.status not in FINISHED for r in instance.get_runs()):
-        return False
-    built = instance.get_latest_materialization_event(WAREHOUSE)
-    return built is not None and built.timestamp > after
 
 
 def extract_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
