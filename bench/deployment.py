@@ -67,6 +67,7 @@ def wait_until(
 class Deployment:
     url: str
     dagster_home: Path
+    pids: dict[str, int]  # the code server, webserver and daemon (run workers are the code's)
 
     def instance(self) -> dg.DagsterInstance:
         return dg.DagsterInstance.from_config(str(self.dagster_home))
@@ -131,20 +132,19 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
         "/opt/dagster/home/workspace.yaml": str(dagster_home / "workspace.yaml"),
     }
     code = start("code", *compose_command("code", local))
-    processes = [code]
+    processes = {"code": code}
     try:
         _wait_for_port(code_port, code, logs)
-        processes += [
-            start(name, *compose_command(name, local)) for name in ("webserver", "daemon")
-        ]
+        for name in ("webserver", "daemon"):
+            processes[name] = start(name, *compose_command(name, local))
         url = f"http://127.0.0.1:{web_port}"
-        _wait_for(url, processes, logs)
-        yield Deployment(url, dagster_home)
+        _wait_for(url, list(processes.values()), logs)
+        yield Deployment(url, dagster_home, {name: p.pid for name, p in processes.items()})
     finally:
-        for process in processes:
+        for process in processes.values():
             with suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
+        for process in processes.values():
             try:
                 process.wait(30)
             except subprocess.TimeoutExpired:

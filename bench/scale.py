@@ -5,8 +5,9 @@ at once.
 
 Per setting: the wall time from the launch to the last account's run and to the warehouse
 built after them, the requests the runs sent (pages landed) and their rate, each run's peak
-memory (its process), how busy the machine's cores were, and the sandbox's share of them (it
-serves on the same machine). Writes bench/SCALE.md. Environment: SCALE_ACCOUNTS (50),
+memory (its process), the lake commits, how busy the machine's cores were, and which part
+of the deployment used that CPU (run workers, daemon, webserver, PostgreSQL, and the sandbox,
+which serves on the same machine). Writes bench/SCALE.md. Environment: SCALE_ACCOUNTS (50),
 SCALE_DAYS (30), SCALE_RUNS ("1,2,4"), SCALE_PRESET (small), ADWH_BENCH_POSTGRES_URL (the
 machine's server, as the tests use it).
 """
@@ -36,6 +37,7 @@ from bench.deployment import (
 from pipelines.backfill import launch_backfills
 from pipelines.fanout import ACCOUNT_TAG
 from pipelines.settings import load_settings
+from warehouse.lake import Lake
 
 POSTGRES = os.environ.get(
     "ADWH_BENCH_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
@@ -83,7 +85,8 @@ class Scaled:
     peak_run_mib: float
     median_run_mib: float
     busy: float  # share of the machine's cores busy while the account runs ran
-    sandbox_share: float  # share of that CPU time the sandbox's server used
+    cpu: dict[str, float]  # CPU seconds of each part of the deployment meanwhile
+    commits: int  # lake commits (Delta table versions written)
     failed: int
 
 
@@ -106,8 +109,14 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
             with deploy.instance() as instance, deploy.instance() as watched:
                 memory = RunMemory(watched)
                 threading.Thread(target=memory.watch, daemon=True).start()
-                sandbox = psutil.Process(server.process.pid)
-                cpu_before, sandbox_before = psutil.cpu_times(), sandbox.cpu_times()
+                parts = {
+                    "runs (code server)": deploy.pids["code"],
+                    "daemon": deploy.pids["daemon"],
+                    "webserver": deploy.pids["webserver"],
+                    "sandbox": server.process.pid,
+                    "PostgreSQL": postmaster(),
+                }
+                cpu_before, parts_before = psutil.cpu_times(), cpu_by_part(parts)
                 launched = time.time()
                 launch_backfills(load_settings(), start, end)
                 wait_until(lambda: _settled(instance), "the runs", timeout=7200)
@@ -115,15 +124,15 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                     r for r in instance.get_run_records() if ACCOUNT_TAG in r.dagster_run.tags
                 ]
                 extracted = max(r.end_time for r in records)
-                cpu_after, sandbox_after = psutil.cpu_times(), sandbox.cpu_times()
+                cpu_after, parts_after = psutil.cpu_times(), cpu_by_part(parts)
                 wait_until(lambda: settled(instance, extracted), "the warehouse", timeout=1800)
                 built = max(r.end_time for r in instance.get_run_records() if r.end_time)
                 memory.stop()
         rows, pages = counts(home)
+        commits = lake_commits(home)
     server.stop()
     wall = extracted - launched
     busy_seconds = _busy(cpu_after) - _busy(cpu_before)
-    sandbox_seconds = sum(sandbox_after[:2]) - sum(sandbox_before[:2])
     peaks = [
         memory.peaks[r.dagster_run.run_id] for r in records if r.dagster_run.run_id in memory.peaks
     ]
@@ -138,9 +147,52 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
         peak_run_mib=max(peaks, default=0.0),
         median_run_mib=statistics.median(peaks) if peaks else 0.0,
         busy=busy_seconds / (wall * psutil.cpu_count()),
-        sandbox_share=sandbox_seconds / busy_seconds if busy_seconds else 0.0,
+        cpu={name: parts_after[name] - parts_before[name] for name in parts},
+        commits=commits,
         failed=sum(r.dagster_run.status is not dg.DagsterRunStatus.SUCCESS for r in records),
     )
+
+
+def lake_commits(home: Path) -> int:
+    """The commits the runs wrote into the lake's tables (not the housekeeping's)."""
+    lake = Lake(home / "lake")
+    return sum(
+        v.operation not in ("VACUUM START", "VACUUM END", "OPTIMIZE")
+        for name in lake.tables()
+        for v in lake.history(name)
+    )
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its descendants: the living ones, and those that ended
+    and were reaped (counted in their parent's children times)."""
+    try:
+        root = psutil.Process(pid)
+        family = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for process in family:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def postmaster() -> int | None:
+    """The PostgreSQL server's main process on this machine (its backends are its children)."""
+    for process in psutil.process_iter(["name", "ppid"]):
+        if process.info["name"] == "postgres":
+            parent = psutil.Process(process.info["ppid"])
+            if parent.name() != "postgres":
+                return process.pid
+    return None
+
+
+def cpu_by_part(parts: dict[str, int | None]) -> dict[str, float]:
+    return {name: tree_cpu(pid) if pid else 0.0 for name, pid in parts.items()}
 
 
 def _busy(times: tuple) -> float:
@@ -171,20 +223,33 @@ def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[
         "coordinator, code server, webserver, daemon on this machine) by `adwh backfill`: one "
         "backfill per account, each a run of the days and a run of current state. The sandbox "
         "serves over HTTP on the same machine. Wall times in seconds from the launch; memory is "
-        "each run's process, in MiB.",
+        "each run's process, in MiB; commits are the runs' Delta commits.",
         "",
         "| runs at once | runs | wall to the last run | wall to the warehouse | requests | "
-        "req/s | rows | one run's wall (median) | peak RSS per run (max / median) | cores busy | "
-        "sandbox's share | failed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "req/s | rows | rows/s | commits | one run's wall (median) | "
+        "peak RSS per run (max / median) | cores busy | failed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.runs_at_once} | {r.runs} | {r.extract_wall:.0f} | {r.total_wall:.0f} | "
             f"{r.requests:,} | {r.requests / r.extract_wall:.1f} | {r.rows:,} | "
-            f"{r.median_run_s:.1f} | {r.peak_run_mib:.0f} / {r.median_run_mib:.0f} | "
-            f"{r.busy:.0%} | {r.sandbox_share:.0%} | {r.failed} |"
+            f"{r.rows / r.extract_wall:,.0f} | {r.commits:,} | {r.median_run_s:.1f} | "
+            f"{r.peak_run_mib:.0f} / {r.median_run_mib:.0f} | {r.busy:.0%} | {r.failed} |"
         )
+    parts = list(results[0].cpu) if results else []
+    lines += [
+        "",
+        "Where the CPU went from the launch to the last run, in CPU seconds (share of all the "
+        "parts' CPU). The code server's figure holds its run workers.",
+        "",
+        "| runs at once | " + " | ".join(parts) + " |",
+        "|---|" + "---|" * len(parts),
+    ]
+    for r in results:
+        total = sum(r.cpu.values()) or 1.0
+        cells = [f"{r.cpu[part]:.0f} ({r.cpu[part] / total:.0%})" for part in parts]
+        lines.append(f"| {r.runs_at_once} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -197,7 +262,7 @@ def main() -> None:
     for runs_at_once in settings:
         results.append(measure_setting(runs_at_once, accounts, days, preset))
         lines = table(results, accounts, days, preset)
-        print("\n".join(lines[-1:]), flush=True)
+        print(results[-1], flush=True)
         (ROOT / "bench" / "SCALE.md").write_text("\n".join(lines) + "\n")
 
 
