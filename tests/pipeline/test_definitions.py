@@ -104,3 +104,12 @@ def test_the_definitions_match_their_snapshot():
         SNAPSHOT.parent.mkdir(exist_ok=True)
         SNAPSHOT.write_text(json.dumps(outline, indent=1, sort_keys=True) + "\n")
     assert outline == json.loads(SNAPSHOT.read_text())
+
+
+def test_every_job_runs_its_steps_in_the_runs_own_process():
+    """Backfills run the implicit asset job: a process per step would start Dagster again for
+    every source family of every small run."""
+    repository = defs.get_repository_def()
+    jobs = [*repository.get_all_jobs()]
+    assert any(job.name.startswith("__ASSET_JOB") for job in jobs)
+    assert {job.executor_def.name for job in jobs} == {dg.in_process_executor.name}
