@@ -77,6 +77,11 @@ def compose_service(name: str) -> dict:
     return yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"][name]
 
 
+def compose_environment() -> dict[str, str]:
+    """The environment deploy/compose.yaml gives every Dagster process (and so every run)."""
+    return {name: str(value) for name, value in compose_service("code")["environment"].items()}
+
+
 def compose_command(name: str, local: dict[str, str]) -> list[str]:
     """The command deploy/compose.yaml gives service `name`, its addresses made local."""
     return [local.get(word, word) for word in shlex.split(compose_service(name)["command"])]
@@ -97,8 +102,9 @@ def instance_config(max_runs: int) -> dict:
 
 @contextmanager
 def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[Deployment]:
-    """Code server, webserver and daemon as deploy/compose.yaml starts them, on free ports of
-    127.0.0.1, with `env` (the service, ADWH_HOME) for them and every run they launch."""
+    """Code server, webserver and daemon as deploy/compose.yaml starts them (its commands and
+    environment), on free ports of 127.0.0.1, with `env` (the service, ADWH_HOME) over it for
+    them and every run they launch."""
     dagster_home = tmp_path / "dagster-home"
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance_config(max_runs)))
@@ -106,7 +112,12 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
     workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
     workspace["load_from"][0]["grpc_server"] |= {"host": "127.0.0.1", "port": code_port}
     (dagster_home / "workspace.yaml").write_text(yaml.safe_dump(workspace))
-    environment = {**os.environ, **env, "DAGSTER_HOME": str(dagster_home)}
+    environment = {
+        **os.environ,
+        **compose_environment(),
+        **env,
+        "DAGSTER_HOME": str(dagster_home),
+    }
     logs = tmp_path / "deployment-logs"
     logs.mkdir()
 
