@@ -200,12 +200,18 @@ def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
     raise TimeoutError(f"the code server did not listen within 180 s; see {logs}")
 
 
+def backfills_launched(instance: dg.DagsterInstance) -> bool:
+    """A backfill was made, and every backfill is done launching its runs."""
+    from dagster._core.execution.backfill import BulkActionStatus
+
+    backfills = instance.get_backfills()
+    return bool(backfills) and all(b.status is not BulkActionStatus.REQUESTED for b in backfills)
+
+
 def settled(instance: dg.DagsterInstance, after: float) -> bool:
     """Every backfill done launching, no run left, and the warehouse built after `after` (a
     timestamp): the end of a fanned-out backfill."""
-    from dagster._core.execution.backfill import BulkActionStatus
-
-    if any(b.status is BulkActionStatus.REQUESTED for b in instance.get_backfills()):
+    if not backfills_launched(instance):
         return False
     if any(r.status not in FINISHED for r in instance.get_runs()):
         return False

@@ -28,6 +28,7 @@ import psutil
 from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
 from bench.deployment import (
     FINISHED,
+    backfills_launched,
     deployment,
     fresh_database,
     run_worker_pid,
@@ -201,11 +202,9 @@ def _busy(times: tuple) -> float:
 
 
 def _settled(instance: dg.DagsterInstance) -> bool:
-    """Every account's run finished (the backfills are done launching them)."""
-    from dagster._core.execution.backfill import BulkActionStatus
-
-    backfills = instance.get_backfills()
-    if not backfills or any(b.status is BulkActionStatus.REQUESTED for b in backfills):
+    """Every account's run finished (the backfills are done launching them); the warehouse's
+    run may have started."""
+    if not backfills_launched(instance):
         return False
     runs = [r for r in instance.get_runs() if ACCOUNT_TAG in r.tags]
     return bool(runs) and all(r.status in FINISHED for r in runs)
