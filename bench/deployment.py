@@ -1,11 +1,12 @@
 """The production deployment on this machine, for the deployment tests and the scale benchmark:
 a code server, the webserver and the daemon started with `deploy/compose.yaml`'s commands and
-`deploy/dagster.yaml` as the instance (PostgreSQL at $ADWH_DAGSTER_PG_URL), on free ports of
-127.0.0.1.
+`deploy/dagster.yaml` as the instance (PostgreSQL at $ADWH_DAGSTER_PG_URL, directly or through
+compose's PgBouncer settings), on free ports of 127.0.0.1.
 """
 
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,6 +51,49 @@ def fresh_database(server: str) -> Iterator[str]:
         with admin.connect() as con:
             con.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+# PgBouncer, where the machine has it (Debian's package puts it in /usr/sbin).
+PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
+
+
+@contextmanager
+def pooler(server: str, folder: Path) -> Iterator[str]:
+    """PgBouncer in front of `server` (a SQLAlchemy URL without a database, trust
+    authentication), pooling as deploy/compose.yaml's `pgbouncer` does, on a free port. Yields
+    the URL to use instead of `server`."""
+    import sqlalchemy
+
+    if PGBOUNCER is None:
+        raise FileNotFoundError("no pgbouncer on this machine (apt-get install pgbouncer)")
+    url = sqlalchemy.engine.make_url(server)
+    pooled = compose_service("pgbouncer")["environment"]
+    port = free_port()
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o755)  # PgBouncer refuses to run as root: it reads these as `postgres`
+    (folder / "userlist.txt").write_text(f'"{url.username}" ""\n')
+    config = folder / "pgbouncer.ini"
+    config.write_text(
+        f"[databases]\n* = host={url.host} port={url.port or 5432}\n"
+        f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
+        f"auth_type = trust\nauth_file = {folder / 'userlist.txt'}\n"
+        f"pool_mode = {pooled['POOL_MODE']}\nmax_client_conn = {pooled['MAX_CLIENT_CONN']}\n"
+        f"default_pool_size = {pooled['DEFAULT_POOL_SIZE']}\n"
+        "log_connections = 0\nlog_disconnections = 0\n"
+    )
+    for path in folder.iterdir():
+        path.chmod(0o644)
+    user = ["-u", url.username or "postgres"] if os.geteuid() == 0 else []
+    with (folder / "pgbouncer.log").open("wb") as log:
+        process = subprocess.Popen(
+            [PGBOUNCER, *user, str(config)], stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        _wait_for_port(port, process, folder)
+        yield url.set(port=port).render_as_string(hide_password=False)
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def wait_until(
@@ -188,16 +232,16 @@ def _wait_for(url: str, processes: list[subprocess.Popen], logs: Path) -> None:
 
 
 def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
-    """Until the code server listens (it loads the definitions first)."""
+    """Until `process` listens on `port` (the code server loads the definitions first)."""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the code server ended; see {logs}")
+            raise RuntimeError(f"{process.args[0]} ended; see {logs}")
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.5)
-    raise TimeoutError(f"the code server did not listen within 180 s; see {logs}")
+    raise TimeoutError(f"{process.args[0]} did not listen within 180 s; see {logs}")
 
 
 def backfills_launched(instance: dg.DagsterInstance) -> bool:

@@ -9,7 +9,8 @@ memory (its process), the lake commits, how busy the machine's cores were, and w
 of the deployment used that CPU (run workers, daemon, webserver, PostgreSQL, and the sandbox,
 which serves on the same machine). Writes bench/SCALE.md. Environment: SCALE_ACCOUNTS (50),
 SCALE_DAYS (30), SCALE_RUNS ("1,2,4"), SCALE_PRESET (small), ADWH_BENCH_POSTGRES_URL (the
-machine's server, as the tests use it).
+machine's server, as the tests use it), SCALE_POOLER ("pgbouncer", as deploy/compose.yaml does,
+where the machine has it; "direct" otherwise or to compare).
 """
 
 import os
@@ -18,6 +19,8 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -28,9 +31,11 @@ import psutil
 from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
 from bench.deployment import (
     FINISHED,
+    PGBOUNCER,
     backfills_launched,
     deployment,
     fresh_database,
+    pooler,
     run_worker_pid,
     settled,
     wait_until,
@@ -43,6 +48,7 @@ from warehouse.lake import Lake
 POSTGRES = os.environ.get(
     "ADWH_BENCH_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
 )
+POOLER = os.environ.get("SCALE_POOLER", "pgbouncer" if PGBOUNCER else "direct")
 
 
 @dataclass
@@ -95,14 +101,18 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
     end = REFERENCE - timedelta(days=1)
     start = end - timedelta(days=days - 1)
     server = serve(preset, clients=accounts)
-    with tempfile.TemporaryDirectory(prefix="adwh-scale-") as work, fresh_database(POSTGRES) as db:
+    with (
+        tempfile.TemporaryDirectory(prefix="adwh-scale-") as work,
+        fresh_database(POSTGRES) as db,
+        pooled(POSTGRES, Path(work)) as via,
+    ):
         home = Path(work) / "home"
         env = {
             "ADS_API_BASE_URL": server.url,
             "ADS_API_KEY": KEY,
             "ADWH_HOME": str(home),
             "ADWH_TODAY": REFERENCE.isoformat(),
-            "ADWH_DAGSTER_PG_URL": db,
+            "ADWH_DAGSTER_PG_URL": db.replace(POSTGRES, via, 1),
         }
         os.environ.update(env)
         with deployment(Path(work), env, max_runs=runs_at_once) as deploy:
@@ -116,6 +126,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                     "webserver": deploy.pids["webserver"],
                     "sandbox": server.process.pid,
                     "PostgreSQL": postmaster(),
+                    "PgBouncer": pgbouncer_pid(),
                 }
                 cpu_before, parts_before = psutil.cpu_times(), cpu_by_part(parts)
                 launched = time.time()
@@ -182,6 +193,23 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
+@contextmanager
+def pooled(server: str, work: Path) -> Iterator[str]:
+    """The URL the instance reaches `server` by: PgBouncer's, or the server's (SCALE_POOLER)."""
+    if POOLER == "direct":
+        yield server
+    else:
+        with pooler(server, work / "pgbouncer") as url:
+            yield url
+
+
+def pgbouncer_pid() -> int | None:
+    for process in psutil.process_iter(["name"]):
+        if process.info["name"] == "pgbouncer":
+            return process.pid
+    return None
+
+
 def postmaster() -> int | None:
     """The PostgreSQL server's main process on this machine (its backends are its children)."""
     for process in psutil.process_iter(["name", "ppid"]):
@@ -218,7 +246,8 @@ def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[
         f"{platform.platform()}, Python {platform.python_version()}, "
         f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB.",
         f"An agency key reaching {accounts} accounts of the sandbox's `{preset}` preset, "
-        f"{days} days, handed to the deployment of `deploy/` (PostgreSQL, the queued run "
+        f"{days} days, handed to the deployment of `deploy/` (PostgreSQL "
+        f"{'through PgBouncer' if POOLER != 'direct' else 'directly'}, the queued run "
         "coordinator, code server, webserver, daemon on this machine) by `adwh backfill`: one "
         "backfill per account, each a run of the days and a run of current state. The sandbox "
         "serves over HTTP on the same machine. Wall times in seconds from the launch; memory is "

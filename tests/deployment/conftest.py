@@ -4,14 +4,19 @@ the webserver and the daemon, as `deploy/compose.yaml` runs them.
 PostgreSQL is the machine's (127.0.0.1:5432, trust authentication); each test gets a database
 of its own. Without a server the tests skip with the reason, unless ADWH_REQUIRE_POSTGRES is
 set (`.ci/run` sets it): then they fail, so CI never passes by skipping them.
+
+deploy/compose.yaml reaches PostgreSQL through PgBouncer; a test parametrized with
+`dagster_database="pgbouncer"` does too (compose's pool settings, `bench.deployment.pooler`), and
+skips with the reason on a machine without pgbouncer.
 """
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from bench.deployment import fresh_database
+from bench.deployment import PGBOUNCER, fresh_database, pooler
 
 # The server the tests use; another (or none) with ADWH_TEST_POSTGRES_URL.
 POSTGRES = os.environ.get("ADWH_TEST_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432")
@@ -33,8 +38,23 @@ def postgres_server() -> str:
 
 
 @pytest.fixture
-def dagster_database(postgres_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A fresh database for one test's Dagster instance, dropped after it."""
+def dagster_database(
+    postgres_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> Iterator[str]:
+    """A fresh database for one test's Dagster instance, dropped after it; reached directly, or
+    through PgBouncer when the test is parametrized with "pgbouncer"."""
+    via = getattr(request, "param", "direct")
+    if via == "pgbouncer" and PGBOUNCER is None:
+        pytest.skip("no pgbouncer on this machine for the pooled deployment test")
     with fresh_database(postgres_server) as url:
-        monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
-        yield url
+        if via == "pgbouncer":
+            with pooler(postgres_server, tmp_path / "pgbouncer") as pooled:
+                url = url.replace(postgres_server, pooled, 1)
+                monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
+                yield url
+        else:
+            monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
+            yield url

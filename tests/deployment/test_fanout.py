@@ -102,6 +102,7 @@ def agency_deployment(
             yield agency, deploy
 
 
+@pytest.mark.parametrize("dagster_database", ["direct", "pgbouncer"], indirect=True)
 def test_a_backfill_of_3_accounts_2_runs_at_once_equals_one_run_in_process(
     tmp_path, dagster_database, monkeypatch
 ):
