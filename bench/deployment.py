@@ -20,6 +20,7 @@ from pathlib import Path
 
 import dagster as dg
 import httpx
+import psutil
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,28 +69,30 @@ def pooler(server: str, folder: Path) -> Iterator[str]:
         raise FileNotFoundError("no pgbouncer on this machine (apt-get install pgbouncer)")
     url = sqlalchemy.engine.make_url(server)
     pooled = compose_service("pgbouncer")["environment"]
-    port = free_port()
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)  # PgBouncer refuses to run as root: it reads these as `postgres`
     (folder / "userlist.txt").write_text(f'"{url.username}" ""\n')
-    config = folder / "pgbouncer.ini"
-    config.write_text(
-        f"[databases]\n* = host={url.host} port={url.port or 5432}\n"
-        f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
-        f"auth_type = trust\nauth_file = {folder / 'userlist.txt'}\n"
-        f"pool_mode = {pooled['POOL_MODE']}\nmax_client_conn = {pooled['MAX_CLIENT_CONN']}\n"
-        f"default_pool_size = {pooled['DEFAULT_POOL_SIZE']}\n"
-        "log_connections = 0\nlog_disconnections = 0\n"
-    )
-    for path in folder.iterdir():
-        path.chmod(0o644)
     user = ["-u", url.username or "postgres"] if os.geteuid() == 0 else []
-    with (folder / "pgbouncer.log").open("wb") as log:
-        process = subprocess.Popen(
-            [PGBOUNCER, *user, str(config)], stdout=log, stderr=subprocess.STDOUT
+
+    def start(port: int) -> subprocess.Popen:
+        config = folder / "pgbouncer.ini"
+        config.write_text(
+            f"[databases]\n* = host={url.host} port={url.port or 5432}\n"
+            f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
+            f"auth_type = trust\nauth_file = {folder / 'userlist.txt'}\n"
+            f"pool_mode = {pooled['POOL_MODE']}\nmax_client_conn = {pooled['MAX_CLIENT_CONN']}\n"
+            f"default_pool_size = {pooled['DEFAULT_POOL_SIZE']}\n"
+            "log_connections = 0\nlog_disconnections = 0\n"
         )
+        for path in folder.iterdir():
+            path.chmod(0o644)
+        with (folder / "pgbouncer.log").open("ab") as log:
+            return subprocess.Popen(
+                [PGBOUNCER, *user, str(config)], stdout=log, stderr=subprocess.STDOUT
+            )
+
+    process, port = listening(start, folder)
     try:
-        _wait_for_port(port, process, folder)
         yield url.set(port=port).render_as_string(hide_password=False)
     finally:
         process.terminate()
@@ -152,10 +155,6 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
     dagster_home = tmp_path / "dagster-home"
     dagster_home.mkdir()
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance_config(max_runs)))
-    code_port, web_port = free_port(), free_port()
-    workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
-    workspace["load_from"][0]["grpc_server"] |= {"host": "127.0.0.1", "port": code_port}
-    (dagster_home / "workspace.yaml").write_text(yaml.safe_dump(workspace))
     environment = {
         **os.environ,
         **compose_environment(),
@@ -180,18 +179,24 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
         subprocess.run(
             [str(BIN / step[0]), *step[1:]], env=environment, check=True, capture_output=True
         )
-    local = {
-        "0.0.0.0": "127.0.0.1",
-        "4000": str(code_port),
-        "3000": str(web_port),
-        "/opt/dagster/home/workspace.yaml": str(dagster_home / "workspace.yaml"),
-    }
-    code = start("code", *compose_command("code", local))
-    processes = {"code": code}
+    workspace_file = dagster_home / "workspace.yaml"
+    local = {"0.0.0.0": "127.0.0.1", "/opt/dagster/home/workspace.yaml": str(workspace_file)}
+    processes: dict[str, subprocess.Popen] = {}
     try:
-        _wait_for_port(code_port, code, logs)
-        for name in ("webserver", "daemon"):
-            processes[name] = start(name, *compose_command(name, local))
+        processes["code"], code_port = listening(
+            lambda port: start("code", *compose_command("code", {**local, "4000": str(port)})),
+            logs,
+        )
+        workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
+        workspace["load_from"][0]["grpc_server"] |= {"host": "127.0.0.1", "port": code_port}
+        workspace_file.write_text(yaml.safe_dump(workspace))
+        processes["webserver"], web_port = listening(
+            lambda port: start(
+                "webserver", *compose_command("webserver", {**local, "3000": str(port)})
+            ),
+            logs,
+        )
+        processes["daemon"] = start("daemon", *compose_command("daemon", local))
         url = f"http://127.0.0.1:{web_port}"
         _wait_for(url, list(processes.values()), logs)
         yield Deployment(url, dagster_home, {name: p.pid for name, p in processes.items()})
@@ -231,17 +236,39 @@ def _wait_for(url: str, processes: list[subprocess.Popen], logs: Path) -> None:
     raise TimeoutError(f"the deployment did not start within 180 s; see {logs}")
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, logs: Path) -> None:
-    """Until `process` listens on `port` (the code server loads the definitions first)."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} ended; see {logs}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise TimeoutError(f"{process.args[0]} did not listen within 180 s; see {logs}")
+def listening(
+    start: Callable[[int], subprocess.Popen], logs: Path, attempts: int = 3
+) -> tuple[subprocess.Popen, int]:
+    """A server `start(port)` started, once it listens on a free port of 127.0.0.1. A free port
+    can be taken by another program before the server binds it (the server then ends, or the
+    port answers for someone else): that is tried again on another port."""
+    for _ in range(attempts):
+        port = free_port()
+        process = start(port)
+        deadline = time.monotonic() + 180
+        while process.poll() is None and time.monotonic() < deadline:
+            if _listens(process.pid, port):
+                return process, port
+            time.sleep(0.5)
+        if process.poll() is None:
+            process.kill()
+            raise TimeoutError(f"{process.args[0]} did not listen within 180 s; see {logs}")
+    raise RuntimeError(f"{process.args[0]} ended before listening, {attempts} times; see {logs}")
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Process `pid` or one of its children listens on `port` (not another program)."""
+    try:
+        root = psutil.Process(pid)
+        family = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return False
+    for process in family:
+        with suppress(psutil.Error):
+            for connection in process.net_connections("inet"):
+                if connection.status == psutil.CONN_LISTEN and connection.laddr.port == port:
+                    return True
+    return False
 
 
 def backfills_launched(instance: dg.DagsterInstance) -> bool:
