@@ -109,13 +109,18 @@ def unknown_values(
     `budget.cap` is found as well as a new top-level one; anything else new is taken whole.
     """
     leaves = {c.source for c in schema.columns if c.source}
+    skipped = ignore | ENVELOPE_FIELDS
+    # Most batches hold only fields the schema reads: the set of their top-level keys (built
+    # at C speed) shows that without walking every record in Python.
+    if all((key,) in leaves or key in skipped for key in set().union(*records)):
+        return {}
     prefixes = {source[:depth] for source in leaves for depth in range(1, len(source))}
     found: dict[Path, dict[int, object]] = {}
 
     def walk(value: dict, path: Path, index: int) -> None:
         for key, item in value.items():
             here = (*path, key)
-            if here in leaves or (not path and (key in ignore or key in ENVELOPE_FIELDS)):
+            if here in leaves or (not path and key in skipped):
                 continue
             if here in prefixes and isinstance(item, dict):
                 walk(item, here, index)

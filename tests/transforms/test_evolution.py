@@ -89,6 +89,30 @@ def test_new_sub_fields_of_known_objects_are_found_and_known_ones_are_not():
     assert change.column.name == "budget_cap" and change.column.kind is Kind.COUNT
 
 
+KNOWN_METRICS_FIELDS = sorted(c.source[0] for c in CAMPAIGN_METRICS.columns if c.source)
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(KNOWN_METRICS_FIELDS), max_size=6).map(
+            lambda keys: dict.fromkeys(keys, 1)
+        ),
+        max_size=5,
+    ),
+    st.data(),
+)
+def test_a_field_no_column_reads_is_found_in_any_record_and_known_ones_never(records, data):
+    assert unknown_values(records, CAMPAIGN_METRICS) == {}
+    assert unknown_values([{"object": "x", **r} for r in records], CAMPAIGN_METRICS) == {}
+    if records:
+        at = data.draw(st.integers(0, len(records) - 1))
+        records[at] = {**records[at], "partnerScore": 7}
+        expected = [7 if i == at else None for i in range(len(records))]
+        assert unknown_values(records, CAMPAIGN_METRICS) == {("partnerScore",): expected}
+        ignored = unknown_values(records, CAMPAIGN_METRICS, frozenset({"partnerScore"}))
+        assert ignored == {}
+
+
 # ---------------------------------------------------------------------------- end to end
 SCORES = {"2026-10-04": 3, "2026-10-05": 4, "2026-10-06": "12.5", "2026-10-07": "n/a"}
 
