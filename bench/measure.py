@@ -21,6 +21,10 @@ class Measured:
         return self.rows / self.wall_s if self.wall_s else 0.0
 
     @property
+    def rows_per_cpu_s(self) -> float:
+        return self.rows / self.cpu_s if self.cpu_s else 0.0
+
+    @property
     def requests_per_s(self) -> float:
         return self.requests / self.wall_s if self.wall_s else 0.0
 
