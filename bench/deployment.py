@@ -59,15 +59,15 @@ PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sb
 
 
 @contextmanager
-def pooler(server: str, folder: Path) -> Iterator[str]:
-    """PgBouncer in front of `server` (a SQLAlchemy URL without a database, trust
-    authentication), pooling as deploy/compose.yaml's `pgbouncer` does, on a free port. Yields
-    the URL to use instead of `server`."""
+def pooler(database: str, folder: Path) -> Iterator[str]:
+    """PgBouncer in front of `database`'s server (a SQLAlchemy URL, trust authentication),
+    pooling as deploy/compose.yaml's `pgbouncer` does, on a free port. Yields the URL that
+    reaches `database` through it."""
     import sqlalchemy
 
     if PGBOUNCER is None:
         raise FileNotFoundError("no pgbouncer on this machine (apt-get install pgbouncer)")
-    url = sqlalchemy.engine.make_url(server)
+    url = sqlalchemy.engine.make_url(database)
     pooled = compose_service("pgbouncer")["environment"]
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o755)  # PgBouncer refuses to run as root: it reads these as `postgres`
@@ -247,7 +247,7 @@ def listening(
         process = start(port)
         deadline = time.monotonic() + 180
         while process.poll() is None and time.monotonic() < deadline:
-            if _listens(process.pid, port):
+            if listens(process.pid, port):
                 return process, port
             time.sleep(0.5)
         if process.poll() is None:
@@ -256,7 +256,7 @@ def listening(
     raise RuntimeError(f"{process.args[0]} ended before listening, {attempts} times; see {logs}")
 
 
-def _listens(pid: int, port: int) -> bool:
+def listens(pid: int, port: int) -> bool:
     """Process `pid` or one of its children listens on `port` (not another program)."""
     try:
         root = psutil.Process(pid)

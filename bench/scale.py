@@ -35,6 +35,7 @@ from bench.deployment import (
     backfills_launched,
     deployment,
     fresh_database,
+    listens,
     pooler,
     run_worker_pid,
     settled,
@@ -103,8 +104,8 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
     server = serve(preset, clients=accounts)
     with (
         tempfile.TemporaryDirectory(prefix="adwh-scale-") as work,
-        fresh_database(POSTGRES) as db,
-        pooled(POSTGRES, Path(work)) as via,
+        fresh_database(POSTGRES) as database,
+        reached(database, Path(work)) as db,
     ):
         home = Path(work) / "home"
         env = {
@@ -112,7 +113,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
             "ADS_API_KEY": KEY,
             "ADWH_HOME": str(home),
             "ADWH_TODAY": REFERENCE.isoformat(),
-            "ADWH_DAGSTER_PG_URL": db.replace(POSTGRES, via, 1),
+            "ADWH_DAGSTER_PG_URL": db,
         }
         os.environ.update(env)
         with deployment(Path(work), env, max_runs=runs_at_once) as deploy:
@@ -126,7 +127,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                     "webserver": deploy.pids["webserver"],
                     "sandbox": server.process.pid,
                     "PostgreSQL": postmaster(),
-                    "PgBouncer": pgbouncer_pid(),
+                    "PgBouncer": pgbouncer_pid(db),
                 }
                 cpu_before, parts_before = psutil.cpu_times(), cpu_by_part(parts)
                 launched = time.time()
@@ -194,18 +195,23 @@ def tree_cpu(pid: int) -> float:
 
 
 @contextmanager
-def pooled(server: str, work: Path) -> Iterator[str]:
-    """The URL the instance reaches `server` by: PgBouncer's, or the server's (SCALE_POOLER)."""
+def reached(database: str, work: Path) -> Iterator[str]:
+    """The URL the instance reaches `database` by: through PgBouncer, or directly
+    (SCALE_POOLER)."""
     if POOLER == "direct":
-        yield server
+        yield database
     else:
-        with pooler(server, work / "pgbouncer") as url:
+        with pooler(database, work / "pgbouncer") as url:
             yield url
 
 
-def pgbouncer_pid() -> int | None:
+def pgbouncer_pid(url: str) -> int | None:
+    """The PgBouncer serving `url` (not another one the machine runs), or None (direct)."""
+    import sqlalchemy
+
+    port = sqlalchemy.engine.make_url(url).port
     for process in psutil.process_iter(["name"]):
-        if process.info["name"] == "pgbouncer":
+        if process.info["name"] == "pgbouncer" and listens(process.pid, port):
             return process.pid
     return None
 

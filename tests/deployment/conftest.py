@@ -12,6 +12,7 @@ skips with the reason on a machine without pgbouncer.
 
 import os
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -49,12 +50,9 @@ def dagster_database(
     via = getattr(request, "param", "direct")
     if via == "pgbouncer" and PGBOUNCER is None:
         pytest.skip("no pgbouncer on this machine for the pooled deployment test")
-    with fresh_database(postgres_server) as url:
-        if via == "pgbouncer":
-            with pooler(postgres_server, tmp_path / "pgbouncer") as pooled:
-                url = url.replace(postgres_server, pooled, 1)
-                monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
-                yield url
-        else:
+    with fresh_database(postgres_server) as database:
+        reach = pooler(database, tmp_path / "pgbouncer") if via == "pgbouncer" else nullcontext()
+        with reach as pooled:
+            url = pooled or database
             monkeypatch.setenv("ADWH_DAGSTER_PG_URL", url)
             yield url
