@@ -45,10 +45,11 @@ KILLS ?= 4
 soak: $(BIN)/adwh
 	$(BIN)/python -m bench.soak --seeds $(SEEDS) --kills $(KILLS)
 
-# Where a run's CPU goes (py-spy): PRESET and DAYS as for the benchmark.
+# Where a run's CPU goes (py-spy): PRESET and DAYS as for the benchmark; TABLES=metrics for the
+# seven metrics tables the benchmark compares with dlt.
 profile: $(BIN)/adwh
 	$(UV) sync --frozen --python $(PYTHON) --group bench
-	$(BIN)/python -m bench.profile $(or $(PRESET),large) $(or $(DAYS),30)
+	$(BIN)/python -m bench.profile $(or $(PRESET),large) $(or $(DAYS),30) $(TABLES)
 
 dagster: $(BIN)/adwh
 	$(BIN)/dagster dev

@@ -1,7 +1,10 @@
 """Where a run's CPU goes: py-spy samples `adwh run` against the sandbox served over HTTP, and
 the frames that hold the most samples (inclusive) are printed, ours and the libraries' alike.
 
-    python -m bench.profile [PRESET] [DAYS]      (make profile; defaults: large, 30)
+    python -m bench.profile [PRESET] [DAYS] [TABLES]  (make profile; defaults: large, 30, all)
+
+TABLES is `--tables`'s comma-separated list; `metrics` names the seven metrics tables, the
+selection the benchmark compares with dlt.
 
 The raw samples stay in bench/profile-<preset>-<days>d.txt (flamegraph.pl reads them).
 """
@@ -15,7 +18,7 @@ from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
-from bench.__main__ import REFERENCE, ROOT, pipeline_env, serve
+from bench.__main__ import PEER_TABLES, REFERENCE, ROOT, pipeline_env, serve
 
 SHOWN = 40
 LIBRARIES = re.compile(
@@ -39,7 +42,10 @@ def inclusive(samples: Path) -> tuple[int, Counter]:
 def main() -> None:
     preset = sys.argv[1] if len(sys.argv) > 1 else "large"
     days = int(sys.argv[2]) if len(sys.argv) > 2 else 30
-    samples = ROOT / "bench" / f"profile-{preset}-{days}d.txt"
+    tables = sys.argv[3] if len(sys.argv) > 3 else ""
+    selection = ["--tables", PEER_TABLES if tables == "metrics" else tables] if tables else []
+    suffix = {"": "", "metrics": "-metrics"}.get(tables, "-tables")
+    samples = ROOT / "bench" / f"profile-{preset}-{days}d{suffix}.txt"
     end = REFERENCE - timedelta(days=1)
     server = serve(preset)
     try:
@@ -61,6 +67,7 @@ def main() -> None:
                     (end - timedelta(days=days - 1)).isoformat(),
                     "--end",
                     end.isoformat(),
+                    *selection,
                 ],
                 env=pipeline_env(server, Path(home)),
                 stdout=subprocess.DEVNULL,
@@ -69,7 +76,7 @@ def main() -> None:
     finally:
         server.stop()
     total, counts = inclusive(samples)
-    print(f"{total} samples of `adwh run` ({preset}, {days} days); inclusive share per frame:")
+    print(f"{total} samples of `adwh run` ({preset}, {days} days, {tables or 'all'}); inclusive share per frame:")
     shown = [(f, n) for f, n in counts.most_common() if LIBRARIES.search(f)][:SHOWN]
     for frame, count in shown:
         print(f"{count / total:6.1%}  {frame}")

@@ -510,6 +510,16 @@ def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp
     assert not list(tmp_path.glob("warehouse.duckdb.building-*"))
 
 
+def test_a_build_starts_from_the_projects_parse_rather_than_parsing_again(tmp_path):
+    """The building file's path changes dbt's vars and profile, which makes dbt drop its partial
+    parse: the build hands it the project as parsed when the definitions loaded."""
+    a_row_without_account(tmp_path)  # a failed build keeps dbt's log to read
+    with pytest.raises(MartError):
+        build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values(), run_id="read")
+    log = (tmp_path / "dbt" / "read" / "dbt.log").read_text()
+    assert "Running with dbt" in log and "parsing" not in log.replace("use_experimental_parser", "")
+
+
 def test_a_run_whose_mart_test_fails_exits_1_naming_it_and_dagster_records_the_check(
     home, embedded, capsys
 ):
