@@ -76,7 +76,8 @@ def main() -> None:
     finally:
         server.stop()
     total, counts = inclusive(samples)
-    print(f"{total} samples of `adwh run` ({preset}, {days} days, {tables or 'all'}); inclusive share per frame:")
+    run = f"`adwh run` ({preset}, {days} days, {tables or 'all'})"
+    print(f"{total} samples of {run}; inclusive share per frame:")
     shown = [(f, n) for f, n in counts.most_common() if LIBRARIES.search(f)][:SHOWN]
     for frame, count in shown:
         print(f"{count / total:6.1%}  {frame}")
