@@ -13,7 +13,7 @@ costs ~4 ms (bench/RESULTS.md), so the record stays and its cost goes.
 """
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -63,6 +63,31 @@ class PooledSqliteEventLogStorage(ConsolidatedSqliteEventLogStorage):
     def _connect(self) -> Iterator[sqlalchemy.Connection]:
         with self._engine.connect() as connection, connection.begin():
             yield connection
+
+    @cached_property
+    def _found(self) -> set[tuple[str, str]]:
+        return set()
+
+    def _remembered(self, thing: tuple[str, str], probe: Callable[[], bool]) -> bool:
+        """Migrations only add tables and columns: what was found once stays found."""
+        if thing not in self._found and probe():
+            self._found.add(thing)
+        return thing in self._found
+
+    def has_table(self, table_name: str) -> bool:
+        """Dagster asks before storing every asset event whether a table exists, and answers
+        with a new engine and connection each time (a quarter of an event's cost)."""
+
+        def probe() -> bool:
+            with self._engine.connect() as connection:
+                return bool(self._engine.dialect.has_table(connection, table_name))
+
+        return self._remembered(("table", table_name), probe)
+
+    def _has_asset_key_col_on_connection(self, conn: sqlalchemy.Connection, column: str) -> bool:
+        """Asked by every asset event, answered by reading the table's columns."""
+        parent = super()._has_asset_key_col_on_connection
+        return self._remembered(("asset_keys column", column), lambda: parent(conn, column))
 
     def dispose(self) -> None:
         super().dispose()
