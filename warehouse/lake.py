@@ -13,7 +13,7 @@ after each run unless the user keeps history (`ADWH_LAKE_KEEP_HOURS`).
 """
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -144,20 +144,18 @@ class Lake:
     def publish(
         self,
         schema: TableSchema,
-        frames: pl.DataFrame | Callable[[], Iterable[pl.DataFrame]],
+        frame: pl.DataFrame,
         days: Iterable[date],
         accounts: Iterable[str],
         run_id: str = "",
     ) -> int:
-        """Replace `accounts`' rows on `days` with the rows of `frames` (a frame, or a function
-        giving the frames afresh: a retry streams them again), in one commit, one frame in
-        memory at a time; return the files written (one per partition). Days of those accounts
-        with no row lose what they held: re-materializing a range replaces exactly it."""
+        """Replace `accounts`' rows on `days` with the rows of `frame`, in one commit; return
+        the files written (one per partition). Days of those accounts with no row lose what
+        they held: re-materializing a range replaces exactly it."""
         days, accounts = sorted(set(days)), sorted(set(accounts))
         if not days or not accounts:
             return 0
-        stream = (lambda: [frames]) if isinstance(frames, pl.DataFrame) else frames
-        return self._replace(schema, stream, replaced_rows(accounts, days), run_id)
+        return self._replace(schema, frame, replaced_rows(accounts, days), run_id)
 
     @retry(
         retry=retry_if_exception_type(CommitFailedError),
@@ -168,7 +166,7 @@ class Lake:
     def _replace(
         self,
         schema: TableSchema,
-        frames: Callable[[], Iterable[pl.DataFrame]],
+        frame: pl.DataFrame,
         predicate: str,
         run_id: str,
     ) -> int:
@@ -177,17 +175,11 @@ class Lake:
         it cannot retry (two writers creating the table, a schema merged meanwhile) is tried
         again here on the new version."""
         target = arrow_schema(schema)
-        partitions: set[tuple] = set()
-
-        def batches() -> Iterator[pa.RecordBatch]:
-            for frame in frames():
-                partitions.update(frame.select(schema.lake_partitions).unique().rows())
-                yield from in_lake_columns(frame, schema, target)
-
+        partitions = frame.select(schema.lake_partitions).n_unique()
         existing = self.table(schema.name)
         write_deltalake(
             existing if existing is not None else self.uri(schema.name),
-            pa.RecordBatchReader.from_batches(target, batches()),
+            pa.RecordBatchReader.from_batches(target, in_lake_columns(frame, schema, target)),
             mode="overwrite",
             predicate=predicate if existing is not None else None,
             partition_by=list(schema.lake_partitions),
@@ -197,7 +189,7 @@ class Lake:
                 max_commit_retries=COMMIT_RETRIES,
             ),
         )
-        return len(partitions)
+        return partitions
 
     def conform(self, schema: TableSchema) -> int:
         """Rewrite the table in `schema`'s columns when its files lack one or hold one in a

@@ -1,7 +1,6 @@
 """Publishing: a window's partitions that kept their contract, from the spools to the lake;
 the others keep what the lake held before."""
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
@@ -40,8 +39,13 @@ def publish(
 
 
 def publish_dated(dest: Destination, spool: Spool, covered: Covered, outcome: TableOutcome) -> None:
-    """Publish the days of the window that keep their contract, in one commit: each slice of
-    days is checked, then the good days' rows stream to the lake."""
+    """Publish the days of the window that keep their contract, a slice of whole days at a
+    time: each slice is checked, then its good days' rows go to the lake in one commit.
+
+    A commit per slice, not per window: Delta's writer holds every file of a commit in memory
+    until it commits (about three times the rows' Arrow size), so a month of a large account
+    in one commit was most of a run's peak memory. Each day is still replaced whole, in one
+    commit, as the days of different windows always were."""
     if outcome.held_all:
         return
     days = [day for day in covered.days if day not in outcome.held_days]
@@ -54,27 +58,15 @@ def publish_dated(dest: Destination, spool: Spool, covered: Covered, outcome: Ta
             f"{schema.name} window {days[0]}..{days[-1]}: a row is dated "
             f"{outside}, outside the requested window"
         )
-    good_days: list[date] = []
     for slice_days, frame in spool.slices(days):
-        good_days += keeping_contract(schema, frame, slice_days, outcome)[1]
-
-    dates: list[pl.DataFrame] = []  # of the rows published, for the counts per partition
-
-    def good_rows() -> Iterator[pl.DataFrame]:
-        """The window's rows on the days that kept their contract, read again slice by slice:
-        they go to the lake in one commit, and only one slice is in memory at a time."""
-        dates.clear()  # a retried commit streams them again
-        for _, frame in spool.slices(good_days):
-            good = frame.filter(pl.col("date").is_in(good_days))
-            dates.append(good.select("date"))
-            yield good
-
-    outcome.files += dest.lake.publish(
-        schema, good_rows, good_days, covered.accounts, covered.run_id
-    )
-    if dates:
-        outcome.published(pl.concat(dates))
-    outcome.partitions += len(good_days)
+        rows, good_days = keeping_contract(schema, frame, slice_days, outcome)
+        if not good_days:
+            continue
+        outcome.files += dest.lake.publish(
+            schema, rows, good_days, covered.accounts, covered.run_id
+        )
+        outcome.published(rows.select("date"))
+        outcome.partitions += len(good_days)
 
 
 def publish_snapshot(

@@ -1,5 +1,5 @@
 """The window spool: what goes in comes back, a slice of whole days at a time, and nothing is
-left in staging."""
+left in staging; a window is published a slice at a time."""
 
 from datetime import date, timedelta
 
@@ -7,10 +7,16 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipelines.destination import Destination
+from pipelines.stages.outcome import TableOutcome
+from pipelines.stages.publish import Covered, publish_dated
+from tests.warehouse.test_lake import current, metrics
+from tests.warehouse.test_lake import days as lake_days
 from warehouse.schemas import CAMPAIGN_METRICS
 from warehouse.spool import Spool
 
 FIRST = date(2026, 10, 1)
+ACCOUNT, CAMPAIGN = "a" * 24, "0123456789abcdef01234567"
 
 
 def frame_of(days: list[date]) -> pl.DataFrame:
@@ -58,3 +64,20 @@ def test_a_row_outside_the_window_is_found_and_not_sliced(tmp_path):
     spool.append(frame_of([FIRST, stray, window[1]]))
     assert spool.first_date_outside(window) == stray
     assert sum(frame.height for _, frame in spool.slices(window)) == 2
+
+
+def test_a_window_is_published_a_slice_of_days_per_commit(tmp_path):
+    """Delta's writer holds a commit's files in memory until it commits: a window goes to the
+    lake a slice of whole days per commit, each day whole, a day held back left out."""
+    dest = Destination(tmp_path)
+    window = lake_days(6)
+    published = [day for day in window if day != window[3]]  # the day of a bad value
+    spool = Spool(dest.staging, CAMPAIGN_METRICS, slice_rows=4)  # two rows a day: two days
+    spool.append(metrics(ACCOUNT, published).with_columns(campaign=pl.lit(CAMPAIGN)))
+    outcome = TableOutcome("campaign_metrics")
+    outcome.hold(window[3], "a bad value")
+    publish_dated(dest, spool, Covered(window, [ACCOUNT]), outcome)
+    assert current(dest.lake)["date"].unique().sort().to_list() == published
+    assert dest.lake.table("campaign_metrics").version() == 2  # [0, 1], [2, 4], [5]
+    assert (outcome.rows, outcome.partitions, outcome.files) == (10, 5, 10)
+    assert outcome.rows_by_day == dict.fromkeys(published, 2)
