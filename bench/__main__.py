@@ -368,7 +368,8 @@ def main() -> None:
         f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB.",
         f"Sandbox served over HTTP on 127.0.0.1 (reference date {REFERENCE}); concurrency "
         f"{concurrency} for every fetcher. Wall and CPU in seconds, peak RSS in MiB "
-        "(the measured process and its children).",
+        "(the measured process and its children). Where each run's time goes, for every "
+        "target below that is missed, and what was tried: bench/SPEED.md.",
         "",
     ]
     for preset in presets:

@@ -25,8 +25,8 @@ OUTCOME_EVENTS = {
     dg.DagsterEventType.ASSET_CHECK_EVALUATION,
     dg.DagsterEventType.STEP_FAILURE,
 }
-# Run-level figures are the same on every partition of a run; `rows` is each partition's own,
-# summed over the run's partitions.
+# `rows` is each partition's own, summed over the run's partitions; the run's own figures are
+# on one partition (`pipelines/runner.py`), and a partition's own `held_back` comes first.
 SUMMED = ("rows",)
 
 
@@ -89,9 +89,11 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
             if line is None:
                 lines[key] = TableLine(key, metadata)
                 continue
-            for name in SUMMED:
-                if isinstance(metadata.get(name), int):
-                    line.metadata[name] = int(line.metadata.get(name, 0)) + metadata[name]
+            for name, value in metadata.items():
+                if name in SUMMED and isinstance(value, int):
+                    line.metadata[name] = int(line.metadata.get(name, 0)) + value
+                else:
+                    line.metadata.setdefault(name, value)
         elif event.event_type is dg.DagsterEventType.STEP_FAILURE:
             failure = failure or _error_line(event.step_failure_data.error)
         else:

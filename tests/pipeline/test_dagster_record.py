@@ -2,8 +2,8 @@
 
 `adwh run` and `adwh rebuild` write to the instance under `$ADWH_HOME/dagster`; the UI, started
 from the repository root with no DAGSTER_HOME, opens the same storage. Each partition's
-materialization carries its own rows; a run that changes tables without the warehouse gets
-the warehouse rebuilt by the automation sensor.
+materialization carries its own rows, the last the run's figures too; a run that changes tables
+without the warehouse gets the warehouse rebuilt by the automation sensor.
 """
 
 import shutil
@@ -72,6 +72,17 @@ def test_each_partition_reports_its_own_rows(ran, tmp_path):
         }
     assert reported == counted
     assert len(set(reported.values())) > 1  # the sandbox's days differ: not the run's total
+
+
+def test_the_runs_own_figures_are_on_its_last_partition_only(ran, tmp_path):
+    """Requests, pages, the range: what the run did is on the partition the UI shows as the
+    latest, not repeated on every partition (hundreds of events per range run)."""
+    with ui_instance(tmp_path) as instance:
+        records = materializations(instance, "campaign_metrics")
+    carrying = [r.partition_key for r in records if "requests" in r.asset_materialization.metadata]
+    assert carrying == [SPAN[1]]
+    last = next(r.asset_materialization.metadata for r in records if r.partition_key == SPAN[1])
+    assert last["start"].value == SPAN[0] and last["end"].value == SPAN[1]
 
 
 def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing(ran, embedded, tmp_path):
