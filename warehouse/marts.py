@@ -11,7 +11,6 @@ rows of other days were computed by the project as it was then: a build whose pr
 from the one that built the file (`_dbt_project`) recomputes them all (dbt's --full-refresh).
 """
 
-import gc
 import hashlib
 import json
 from pathlib import Path
@@ -149,8 +148,10 @@ def _release_the_file() -> None:
     hold its lock against every other process (an analyst, a reader, the next run)."""
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
+    environment = DuckDBConnectionManager._ENV
     DuckDBConnectionManager.close_all_connections()
-    gc.collect()  # the environment's last reference: DuckDB closes the file with it
+    if environment is not None:  # closed here, not when a garbage collection finds it
+        environment.close()
 
 
 def _invoke(args: list[str], manifest: Any | None = None) -> Any:
