@@ -265,7 +265,7 @@ def warehouse_builds(home: Path) -> list[str]:
     return [
         f"Warehouse step over this lake ({size:,.0f} MiB file): built from nothing "
         f"{full:.1f} s; brought up to date with nothing changed {incremental:.1f} s (dbt's "
-        f"models and tests: {dbt:.1f} s of node time, on 4 threads).",
+        f"models and tests: {dbt:.1f} s of node time, summed over its threads).",
         "",
     ]
 
