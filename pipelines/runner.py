@@ -188,7 +188,8 @@ def _results(
             "start": str(start),
             "end": str(end),
         }
-        if context.assets_def.partitions_def is not None:
+        partitioned = context.assets_def.partitions_def is not None
+        if partitioned:
             keys = context.partition_keys
             for day in keys:
                 own = outcome.partition_metadata(date.fromisoformat(day))
@@ -197,7 +198,6 @@ def _results(
                     asset_key=name,
                     partition_key=day,
                 )
-            figures = {}
         check = dg.AssetCheckResult(
             check_name=CONTRACT_CHECK,
             asset_key=name,
@@ -208,4 +208,6 @@ def _results(
                 "partitions_checked": outcome.partitions + len(outcome.held_back),
             },
         )
-        yield dg.MaterializeResult(asset_key=name, metadata=figures, check_results=[check])
+        yield dg.MaterializeResult(
+            asset_key=name, metadata={} if partitioned else figures, check_results=[check]
+        )

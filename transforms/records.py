@@ -294,7 +294,7 @@ def _columns(records: list[dict], columns: list[Column]) -> list[Sequence]:
     much as typing does."""
     top = [column.source[0] for column in columns if len(column.source) == 1]
     held: dict[str, Sequence] = {}
-    if len(top) > 1 and records:
+    if len(top) > 1 and records:  # `itemgetter` of one key gives values, not tuples
         # KeyError: a field some record lacks (not reported); read with `get` below.
         with contextlib.suppress(KeyError):
             held = dict(zip(top, zip(*map(itemgetter(*top), records), strict=True), strict=True))
