@@ -21,10 +21,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
+from itertools import groupby
 from pathlib import Path
 
 import dagster as dg
 import sqlalchemy
+from dagster import AssetKey
 from dagster._core.events import DagsterEventType
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log import (
@@ -46,8 +48,18 @@ SQLITE_BUSY_TIMEOUT_SECONDS = 30
 # Events per batch: a year's partitions of one table in a few statements. Read by Dagster's
 # instance at every event; a value the user set wins.
 os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", "500")
-# Batches written as one statement (dagster-postgres draws the same line).
-ONE_STATEMENT = ({DagsterEventType.ASSET_MATERIALIZATION}, {DagsterEventType.ASSET_OBSERVATION})
+# Asset events whose run of one asset is written as one statement: each only adds its row and
+# tags, and the asset's row holds the last of each kind (checks and failures are stored apart).
+ONE_STATEMENT = {
+    DagsterEventType.ASSET_MATERIALIZATION,
+    DagsterEventType.ASSET_OBSERVATION,
+    DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+}
+
+
+def _kind_and_asset(event: EventLogEntry) -> tuple[DagsterEventType, AssetKey | None]:
+    dagster_event = event.get_dagster_event()
+    return dagster_event.event_type, dagster_event.asset_key
 
 
 def dagster_dir() -> Path:
@@ -89,28 +101,33 @@ class PooledSqliteEventLogStorage(ConsolidatedSqliteEventLogStorage):
             yield connection
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
-        """A batch in one transaction. One asset's materializations (a range run's partitions)
-        are one insert, their tags another, and the asset's row is updated once, from the last:
-        what dagster-postgres does, the rest of Dagster reads the same rows either way."""
-        kinds = {event.get_dagster_event().event_type for event in events}
+        """A batch in one transaction. A run of one asset's events of one kind (a range run's
+        partitions, planned or materialized) is one insert and its tags another, and the
+        asset's row is updated once, from the last: what dagster-postgres does for
+        materializations; Dagster reads back the same rows either way."""
         with self._connect() as connection:
             self._batch.connection = connection
             try:
-                if kinds in ONE_STATEMENT and len({e.dagster_event.asset_key for e in events}) == 1:
-                    inserted = connection.execute(
-                        self.prepare_insert_event_batch(events).returning(
-                            SqlEventLogStorageTable.c.id
-                        )
-                    )
-                    # SQLite gives new rows increasing ids in insertion order; the order in
-                    # which RETURNING lists them is not promised.
-                    ids = sorted(row[0] for row in inserted)
-                    self._store_asset_event_tags(connection, events, ids)
-                    self._store_asset_event(connection, events[-1], ids[-1])
-                else:
-                    super().store_event_batch(events)
+                for (kind, _), run in groupby(events, key=_kind_and_asset):
+                    if kind in ONE_STATEMENT:
+                        self._store_asset_events(connection, list(run))
+                    else:
+                        for event in run:
+                            self.store_event(event)
             finally:
                 self._batch.connection = None
+
+    def _store_asset_events(
+        self, connection: sqlalchemy.Connection, events: list[EventLogEntry]
+    ) -> None:
+        inserted = connection.execute(
+            self.prepare_insert_event_batch(events).returning(SqlEventLogStorageTable.c.id)
+        )
+        # SQLite gives new rows increasing ids in insertion order; the order in which
+        # RETURNING lists them is not promised.
+        ids = sorted(row[0] for row in inserted)
+        self._store_asset_event_tags(connection, events, ids)
+        self._store_asset_event(connection, events[-1], ids[-1])
 
     @cached_property
     def _found(self) -> set[tuple[str, str]]:

@@ -117,13 +117,13 @@ def test_a_batch_of_planned_events_of_several_assets_reads_back_as_stored_one_by
 
 
 class FailingMidBatch(PooledSqliteEventLogStorage):
-    """The real storage, with a fault injected at its sixth event (a full disk, say)."""
+    """The real storage, with a fault injected at its second asset's events (a full disk)."""
 
     stored = 0
 
     def _store_asset_event_tags(self, conn, events, event_ids) -> None:
         self.stored += 1
-        if self.stored == 6:
+        if self.stored == 2:
             raise OSError("disk full")
         super()._store_asset_event_tags(conn, events, event_ids)
 
