@@ -10,6 +10,8 @@ is held back, the others are published, and the outcome names every partition he
 Each stage is a module of `pipelines/stages/`.
 """
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 
 from pipelines.client.windows import days_of, extract_windows
@@ -20,6 +22,12 @@ from pipelines.stages.land import land, reread
 from pipelines.stages.outcome import Outcomes, new_outcomes
 from pipelines.stages.publish import Covered, publish
 from pipelines.stages.typed import Origin, Typist, spools
+
+# A window is published in this thread while the event loop goes on fetching and typing the
+# other sources' pages (the service is not kept waiting on a commit, and Delta's writer and
+# Polars work outside the GIL). One thread: one window's commit in memory at a time, as when
+# publishing held the loop.
+PUBLISHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="adwh-publish")
 
 
 async def extract_source(
@@ -47,7 +55,10 @@ async def extract_source(
                 landed = land(dest.raw, folder, pages, extracted_at, context)
                 await typist.type_stream(landed, Origin(account.id, extracted_at, context))
             accounts = [account.id for account in session.accounts]
-            publish(dest, source, tables, Covered(days_of(first, last), accounts, run_id), outcomes)
+            covered = Covered(days_of(first, last), accounts, run_id)
+            await asyncio.get_running_loop().run_in_executor(
+                PUBLISHER, publish, dest, source, tables, covered, outcomes
+            )
     return outcomes
 
 

@@ -40,11 +40,10 @@ async def land(
     async for where, received in pages:
         number += 1
         page = private(received, context.pseudonym_key)
-        raw.write(folder, number, page.path, page.params, page.content)
+        # Compressing and writing release the GIL: in a thread, they overlap the typing of the
+        # other sources' pages, and the event loop sends requests and reads answers meanwhile.
+        await asyncio.to_thread(raw.write, folder, number, page.path, page.params, page.content)
         yield f"{where}, page {number}", page
-        # Pages already fetched are handed over without a pause; let the event loop send the
-        # next requests and read answers between them, so the service never waits on us.
-        await asyncio.sleep(0)
     raw.finish(
         folder,
         {
