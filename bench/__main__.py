@@ -425,8 +425,31 @@ def main() -> None:
         finally:
             server.stop()
             shutil.rmtree(work, ignore_errors=True)
-        (ROOT / "bench" / "RESULTS.md").write_text("\n".join(lines) + "\n")  # after each preset
+        (ROOT / "bench" / "RESULTS.md").write_text(  # after each preset
+            "\n".join([*lines, *kept_sections(presets)]) + "\n"
+        )
     print("\n".join(lines))
+
+
+def kept_sections(presets: list[str]) -> list[str]:
+    """The sections of presets not run this time (BENCH_PRESETS), as the last RESULTS.md had
+    them and marked so: a run of `medium` alone does not erase what `large` last measured."""
+    results = ROOT / "bench" / "RESULTS.md"
+    if not results.exists():
+        return []
+    text = results.read_text()
+    produced = re.search(r"^Produced by .*? on (\S+?):", text, flags=re.M)
+    when = produced.group(1) if produced else "an earlier run"
+    kept = []
+    for section in re.split(r"^(?=## Preset )", text, flags=re.M)[1:]:
+        name = re.match(r"## Preset `(\w+)`", section)
+        if name is None or name.group(1) in presets:
+            continue
+        if "not run this time" not in section:
+            heading, _, body = section.partition("\n")
+            section = f"{heading}\n\nKept from the run of {when}: not run this time.\n{body}"
+        kept.append(section.rstrip("\n") + "\n")
+    return kept
 
 
 if __name__ == "__main__":
