@@ -12,8 +12,8 @@ records one materialization per table and partition: thousands for a year. Poole
 costs ~4 ms (bench/RESULTS.md). Dagster hands a range run's partition events (the planned
 ones when the run starts, the materializations when a step ends) to the storage in batches
 when `DAGSTER_EVENT_BATCH_SIZE` is set, as the deployment sets it for PostgreSQL; here a batch
-is one transaction, and a batch of one asset's materializations one statement, so the record
-stays and its cost goes.
+is one transaction, and each asset's planned events or materializations in it one insert
+(640 materializations: 1.5 -> 0.3 s), so the record stays and its cost goes.
 """
 
 import os
