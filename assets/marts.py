@@ -21,7 +21,8 @@ import orjson
 from pipelines.resources import WarehouseResource
 from pipelines.sources import SOURCES
 from warehouse.build import build_warehouse
-from warehouse.marts import MartError, prepared_manifest
+from warehouse.compiled import MartError, NodeResult
+from warehouse.marts import prepared_manifest
 
 TABLES = [o.schema for s in SOURCES for o in s.outputs]
 OWNERS = ["team:ads-warehouse"]
@@ -110,29 +111,30 @@ def warehouse_marts(
         raise
     read = [f"{t.table}: {'all' if t.whole else t.days} days" for t in built.loaded if t.days]
     context.log.info(f"loaded from the lake: {'; '.join(read) or 'nothing changed'}")
+    context.log.info("marts built by dbt" if built.by_dbt else "marts from dbt's compiled SQL")
     yield from _reported(context, built.results)
 
 
 def _reported(
-    context: dg.AssetExecutionContext, results: list[Any], only: type = object
+    context: dg.AssetExecutionContext, results: list[NodeResult], only: type = object
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """dbt's node results as Dagster's: a model built is its asset materialized, a test its
-    asset check (named after the test); only what the run selected."""
+    """The build's node results as Dagster's: a model brought up to date (built by dbt, its
+    rows recomputed, or a view kept: it reads the new rows) is its asset materialized, a test
+    its asset check (named after the test); only what the run selected."""
     for result in results:
-        node = result.node
-        metadata = {"dbt status": str(result.status), "seconds": round(result.execution_time, 3)}
-        if node.resource_type == "model":
-            event = dg.MaterializeResult(asset_key=dg.AssetKey(node.name), metadata=metadata)
+        metadata = {"dbt status": result.status, "seconds": result.seconds}
+        if result.resource_type == "model":
+            event = dg.MaterializeResult(asset_key=dg.AssetKey(result.name), metadata=metadata)
             selected = event.asset_key in context.selected_asset_keys
         else:
-            model = dg.AssetKey(node.attached_node.split(".")[-1])
+            model = dg.AssetKey(result.model)
             event = dg.AssetCheckResult(
                 asset_key=model,
-                check_name=node.name,
-                passed=str(result.status) == "pass",
-                metadata={**metadata, "failing rows": result.failures or 0},
+                check_name=result.name,
+                passed=result.status == "pass",
+                metadata={**metadata, "failing rows": result.failures},
             )
-            key = dg.AssetCheckKey(model, node.name)
+            key = dg.AssetCheckKey(model, result.name)
             selected = key in context.selected_asset_check_keys
         if selected and isinstance(event, only):
             yield event

@@ -259,7 +259,7 @@ def warehouse_builds(home: Path) -> list[str]:
     started = time.perf_counter()
     built = build_warehouse(home, lake, tables)
     incremental = time.perf_counter() - started
-    dbt = sum(result.execution_time for result in built.results)
+    dbt = sum(result.seconds for result in built.results)
     size = (home / "warehouse.duckdb").stat().st_size / 2**20
     shutil.rmtree(fresh, ignore_errors=True)
     return [

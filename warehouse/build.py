@@ -1,12 +1,21 @@
-"""The DuckDB warehouse, brought up to date from the lake in a copy and swapped into place.
+"""The DuckDB warehouse, brought up to date from the lake in a file nobody reads, swapped in.
 
 Analysts keep `warehouse.duckdb` open for hours, and DuckDB lets no process write a file that
-another holds. So a run never writes the file analysts read: it copies it beside itself, loads
-into the copy only the days whose lake files changed (`warehouse/load.py`), has the marts built
-in it (dbt, `warehouse/dbt`), and renames it over the old one. Open sessions keep reading the old
-file, a consistent state; new ones see the new one; a crash or a failed mart test leaves the old
-file untouched and a temporary file that the next build removes. Copying a file costs a small
-fraction of reading the years it holds again (see bench/RESULTS.md).
+another holds. So a run never writes the file analysts read: it brings another generation of
+the file up to the lake (`warehouse/load.py` loads only the days whose lake files changed),
+builds and tests the marts in it, and renames it over the current one. Open sessions keep
+reading the old file, a consistent state; new ones see the new one; a crash or a failed mart
+test leaves the current file untouched and a temporary file that the next build removes.
+
+The generation written is the one before the current file (a hard link kept at each swap,
+`.warehouse.duckdb.previous`): it is one build behind, and its own record of the lake files it
+holds makes the load read again the days changed by both builds, not the years held. Copying
+the current file whole (what every build did) grew with the warehouse: 670 MiB for a year of
+`large`. A copy is still the start when there is no previous generation, or when a reader
+still holds it open (DuckDB's lock says so): that reader keeps its file.
+
+The marts are built by dbt when its project changed since it last built the file, else from
+the SQL dbt compiled then, without dbt (`warehouse/compiled.py`).
 """
 
 import contextlib
@@ -16,19 +25,21 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 from filelock import FileLock
 
+from warehouse import compiled
+from warehouse.compiled import NodeResult
 from warehouse.lake import Lake, sql_string
 from warehouse.load import Loaded, refresh
-from warehouse.marts import build_marts
+from warehouse.marts import build_marts, built_by, project_digest
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import TableSchema
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 WAREHOUSE_FILE = "warehouse.duckdb"
+PREVIOUS_FILE = f".{WAREHOUSE_FILE}.previous"
 # Loading streams Parquet into tables: keeping insertion order and DuckDB's default buffer
 # pool (80% of RAM) buy nothing but resident memory, which would grow with the lake.
 BUILD_CONFIG = {"memory_limit": "256MB", "preserve_insertion_order": False}
@@ -88,10 +99,12 @@ def functions_sql() -> str:
 
 @dataclass(frozen=True)
 class Built:
-    """What a build did: each table's load, and dbt's node results (models and tests)."""
+    """What a build did: each table's load, its models' and tests' results, and whether dbt
+    built them (else their SQL as dbt compiled it was run without dbt)."""
 
     loaded: list[Loaded]
-    results: list[Any]
+    results: list[NodeResult]
+    by_dbt: bool
 
 
 def build_warehouse(
@@ -114,21 +127,66 @@ def _build(home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str) -
     building = home / f"{WAREHOUSE_FILE}.building-{uuid.uuid4().hex}"
     artifacts = home / "dbt" / run_id
     try:
-        if target.exists():
-            shutil.copyfile(target, building)
+        _start_from_a_generation(home, target, building)
         log = SchemaLog(home)
+        digest = project_digest()
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-            loaded = [refresh(con, lake, log.schema(schema)) for schema in tables]
+            loaded = refresh(con, lake, (log.schema(schema) for schema in tables))
             _schema_changes(con, log)
             con.execute(functions_sql())
-        results = build_marts(building, artifacts)
-        with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-            con.execute("CHECKPOINT")
-        os.replace(building, target)
+            # A table read again whole may have other columns: dbt recreates the views on it.
+            quick = None
+            if built_by(con) == digest and not any(table.whole for table in loaded):
+                quick = compiled.kept(home, digest)
+            if quick is not None:
+                compiled.set_tested_since(con, compiled.first_day_read_again(con))
+                results = compiled.run(con, quick)
+        if quick is None:
+            results = build_marts(building, artifacts, home)
+            with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
+                con.execute("CHECKPOINT")
+        _swap_in(home, target, building)
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return Built(loaded, results)
+        return Built(loaded, results, by_dbt=quick is None)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
+
+
+def _start_from_a_generation(home: Path, target: Path, building: Path) -> None:
+    """Put at `building` the previous generation of the warehouse when no one holds it, else a
+    copy of the current one (or nothing: the first build)."""
+    previous = home / PREVIOUS_FILE
+    if previous.exists():
+        # The same file as the current one: a build stopped between its link and its swap.
+        if target.exists() and os.path.samefile(previous, target):
+            previous.unlink()
+        else:
+            os.replace(previous, building)
+            if _nobody_holds(building):
+                return
+            building.unlink()  # its reader keeps it
+    if target.exists():
+        shutil.copyfile(target, building)
+
+
+def _nobody_holds(path: Path) -> bool:
+    """Whether DuckDB can open `path` for writing: a process reading it holds a lock."""
+    try:
+        duckdb.connect(str(path)).close()
+    except duckdb.IOException:
+        return False
+    return True
+
+
+def _swap_in(home: Path, target: Path, building: Path) -> None:
+    """Rename `building` over the current file, which stays as the previous generation (a hard
+    link: open sessions keep it; the next build writes it if they are gone)."""
+    previous = home / PREVIOUS_FILE
+    previous.unlink(missing_ok=True)
+    if target.exists():
+        with contextlib.suppress(OSError):  # a file system without hard links: copies, then
+            os.link(target, previous)
+    os.replace(building, target)

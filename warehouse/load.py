@@ -11,6 +11,7 @@ The days a build read again are left in `_lake_reloads` for the incremental mode
 (`warehouse/dbt/models/int_product_daily.sql`), which recompute the same days and no others.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 
@@ -49,9 +50,19 @@ def ddl(schema: TableSchema) -> str:
     return f'CREATE TABLE "{schema.name}" ({columns_sql(schema)})'
 
 
-def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> Loaded:
-    """Bring table `schema.name` to the lake's current version."""
+def refresh(
+    con: duckdb.DuckDBPyConnection, lake: Lake, schemas: Iterable[TableSchema]
+) -> list[Loaded]:
+    """Bring every table of `schemas` to the lake's current version."""
     con.execute(FILES_DDL)
+    schemas = list(schemas)
+    as_declared = _tables_as_declared(con, schemas)
+    return [_refresh(con, lake, schema, schema.name in as_declared) for schema in schemas]
+
+
+def _refresh(
+    con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema, as_declared: bool
+) -> Loaded:
     snapshot = lake.snapshot(schema.name)
     current = snapshot.files if snapshot is not None else {}
     previous = dict(
@@ -61,7 +72,7 @@ def refresh(con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema) -> 
     )
     # A table with other columns (the service added or widened one), or loaded by a version
     # that kept no file list, is read again whole.
-    whole = not _has_columns(con, schema) or (not previous and _has_rows(con, schema))
+    whole = not as_declared or (not previous and _has_rows(con, schema))
     _record_reloads(con, schema.name, None if whole else [])
     if whole:
         con.execute(f'DROP TABLE IF EXISTS "{schema.name}"')
@@ -127,23 +138,27 @@ def _has_rows(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:
     return con.execute(f'SELECT EXISTS (FROM "{schema.name}")').fetchone() == (True,)
 
 
-def _has_columns(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:
-    """Whether the table exists with exactly `schema`'s columns and types (a column the
-    service added or widened since the last build makes the table read again whole)."""
-    held = con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns "
+def _tables_as_declared(con: duckdb.DuckDBPyConnection, schemas: list[TableSchema]) -> set[str]:
+    """The tables that exist with exactly their schema's columns and types (a column the
+    service added or widened since the last build makes its table read again whole). Two
+    queries for all tables: one per table cost ~20 ms each, most of a quick build."""
+    declared = sorted({DUCKDB_TYPES[c.kind] for schema in schemas for c in schema.columns})
+    spelled = con.execute(
+        "SELECT " + ", ".join(f"typeof(CAST(NULL AS {t}))" for t in declared)
+    ).fetchone()
+    named = dict(zip(declared, spelled, strict=True))
+    held: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
         "WHERE table_catalog = current_database() AND table_schema = 'main' "
-        "AND table_name = ? ORDER BY ordinal_position",
-        [schema.name],
-    ).fetchall()
-    if not held:
-        return False
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _expected ({columns_sql(schema)})")
-    wanted = con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns "
-        "WHERE table_catalog = 'temp' AND table_name = '_expected' ORDER BY ordinal_position"
-    ).fetchall()
-    return held == wanted
+        "ORDER BY table_name, ordinal_position"
+    ).fetchall():
+        held.setdefault(table, []).append((column, kind))
+    return {
+        schema.name
+        for schema in schemas
+        if held.get(schema.name) == [(c.name, named[DUCKDB_TYPES[c.kind]]) for c in schema.columns]
+    }
 
 
 def _dates(days: list[date]) -> str:

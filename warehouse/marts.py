@@ -19,20 +19,14 @@ from typing import Any
 import duckdb
 from filelock import FileLock
 
+from warehouse import compiled
+from warehouse.compiled import EVERY_ROW, MartError, NodeResult
+
 DBT_PROJECT = Path(__file__).parent / "dbt"
 TARGET = DBT_PROJECT / "target"
 MANIFEST = TARGET / "manifest.json"
 PARTIAL_PARSE = TARGET / "partial_parse.msgpack"
 PROJECT_TABLE = "_dbt_project"
-
-
-class MartError(RuntimeError):
-    """A mart failed to build or a mart test failed: the old warehouse stays in place. Carries
-    every result of the build, so the failed tests can still be reported."""
-
-    def __init__(self, message: str, results: list[Any]) -> None:
-        super().__init__(message)
-        self.results = results
 
 
 # What dbt parses; its own output (target/, logs/) never makes the manifest stale.
@@ -61,18 +55,20 @@ def project_digest() -> str:
     return digest.hexdigest()
 
 
-def _built_by(building: Path) -> str | None:
-    """The digest of the project that built the incremental models in `building`, if any."""
-    with duckdb.connect(str(building)) as con:
-        con.execute(f"CREATE TABLE IF NOT EXISTS {PROJECT_TABLE} (digest VARCHAR)")
-        row = con.execute(f"SELECT any_value(digest) FROM {PROJECT_TABLE}").fetchone()
+def built_by(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The digest of the project that built the models in the file, if any."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {PROJECT_TABLE} (digest VARCHAR)")
+    row = con.execute(f"SELECT any_value(digest) FROM {PROJECT_TABLE}").fetchone()
     return row[0] if row else None
 
 
-def _record_built_by(building: Path, digest: str) -> None:
-    with duckdb.connect(str(building)) as con:
-        con.execute(f"DELETE FROM {PROJECT_TABLE}")
-        con.execute(f"INSERT INTO {PROJECT_TABLE} VALUES (?)", [digest])
+def _record_built_by(con: duckdb.DuckDBPyConnection, digest: str) -> None:
+    con.execute(f"DELETE FROM {PROJECT_TABLE}")
+    con.execute(f"INSERT INTO {PROJECT_TABLE} VALUES (?)", [digest])
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
 def prepared_manifest() -> Path:
@@ -112,37 +108,60 @@ def _parsed_project(building: Path) -> Any | None:
     return manifest if all(node.database == database for node in models) else None
 
 
-def build_marts(building: Path, artifacts: Path) -> list[Any]:
-    """Build and test every model in the DuckDB file `building`; dbt's artifacts and log go to
-    `artifacts`. Returns dbt's node results; raises MartError naming what failed.
+def build_marts(building: Path, artifacts: Path, home: Path) -> list[NodeResult]:
+    """Build and test every model in the DuckDB file `building` with dbt, every row tested;
+    dbt's artifacts and log go to `artifacts`. Returns the node results; raises MartError
+    naming what failed. Keeps dbt's compiled SQL in `home` when quick builds can run it
+    (`warehouse/compiled.py`).
 
     Both paths are made absolute: dbt reads a relative one against its project folder, and
     `ADWH_HOME` is relative by default (`data`)."""
     building, artifacts = building.resolve(), artifacts.resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
+    digest = project_digest()
+    with duckdb.connect(str(building)) as con:
+        full_refresh = built_by(con) != digest
+        before = _tables(con)
+        compiled.set_tested_since(con, EVERY_ROW)
     # The results come back in process; dbt's JSON artifacts (a manifest written twice, the
     # run results) would cost ~0.5 s a build, for a folder removed when the build succeeds.
     # When it fails, dbt.log stays, and the error names every failed node.
     args = ["--vars", json.dumps({"warehouse_file": str(building)}), "--no-write-json"]
-    digest = project_digest()
-    if _built_by(building) != digest:
+    if full_refresh:
         args.append("--full-refresh")
     outcome = _invoke(
         ["build", *args, "--target-path", str(artifacts), "--log-path", str(artifacts)],
         _parsed_project(building),
     )
     _release_the_file()
-    results = list(outcome.result or [])
-    failed = [
-        f"{result.node.name}: {result.status} ({result.message})"
-        for result in results
-        if str(result.status) in {"error", "fail"}
-    ]
+    ran = list(outcome.result or [])
+    results = [_result(result) for result in ran]
+    failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
     if outcome.exception is not None or failed:
         reason = outcome.exception or "; ".join(failed)
         raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
-    _record_built_by(building, digest)
+    incremental = [r.node.name for r in ran if r.node.config.materialized == "incremental"]
+    ran_incrementally = not full_refresh and set(incremental) <= before
+    with duckdb.connect(str(building)) as con:
+        _record_built_by(con, digest)
+    replayable = compiled.replayable((r.node for r in ran), ran_incrementally)
+    if replayable is not None or full_refresh:  # a first build of another generation keeps it
+        compiled.keep(home, digest, replayable)
     return results
+
+
+def _result(result: Any) -> NodeResult:
+    node = result.node
+    attached = getattr(node, "attached_node", None)
+    return NodeResult(
+        node.name,
+        str(node.resource_type),
+        attached.split(".")[-1] if attached else None,
+        str(result.status),
+        round(result.execution_time, 3),
+        result.failures or 0,
+        result.message or "",
+    )
 
 
 def _release_the_file() -> None:

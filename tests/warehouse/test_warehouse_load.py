@@ -11,7 +11,7 @@ import polars as pl
 
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
 from tests.warehouse.test_marts import ACCOUNT, P1, P3, PA1, PA3, ad_day, seller_day, typed
-from warehouse.build import WAREHOUSE_FILE, build_warehouse
+from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
 from warehouse.lake import Lake
 from warehouse.load import FILES_TABLE, RELOADS_TABLE
 from warehouse.marts import PROJECT_TABLE
@@ -61,6 +61,9 @@ def test_a_build_reads_only_the_days_that_changed_and_equals_a_build_from_nothin
     assert read_days(second) == {"campaign_metrics": 1}
     assert contents(home) == from_nothing(lake, tmp_path)
 
+    # The build writes the generation before the current one: it reads that day again too.
+    caught_up = build_warehouse(home, lake, TABLES.values())
+    assert read_days(caught_up) == {"campaign_metrics": 1}
     unchanged = build_warehouse(home, lake, TABLES.values())
     assert read_days(unchanged) == {}
     with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
@@ -140,11 +143,14 @@ def product_clicks(home: Path) -> dict:
 
 
 def tamper(home: Path, day, sql: str = "") -> None:
-    """Mark `day`'s rows of int_product_daily: a build that recomputes the day removes the mark."""
-    with duckdb.connect(str(home / WAREHOUSE_FILE)) as con:
-        con.execute("UPDATE int_product_daily SET ad_clicks = -1 WHERE date = ?", [day])
-        if sql:
-            con.execute(sql)
+    """Mark `day`'s rows of int_product_daily: a build that recomputes the day removes the mark.
+    In both generations of the file: the next build writes the previous one."""
+    for generation in (home / WAREHOUSE_FILE, home / PREVIOUS_FILE):
+        if generation.exists():
+            with duckdb.connect(str(generation)) as con:
+                con.execute("UPDATE int_product_daily SET ad_clicks = -1 WHERE date = ?", [day])
+                if sql:
+                    con.execute(sql)
 
 
 def test_the_product_model_recomputes_only_the_days_the_build_read_again(tmp_path):

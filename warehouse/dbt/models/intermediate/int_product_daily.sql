@@ -5,11 +5,14 @@
 -- table read again, or a change to this project, recomputes it all: warehouse/marts.py).
 {% set sources = ['seller_product_metrics', 'product_ad_metrics'] %}
 {% set grain = 'account_id, product, date, currency' %}
+{#- The rows a build recomputes, in meta too: a quick build without dbt deletes them and appends
+    this model's incremental SELECT as dbt compiled it (warehouse/compiled.py). -#}
+{% set recomputed = reloaded_days(sources) %}
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
-    pre_hook="{% if is_incremental() %}DELETE FROM {{ this }} WHERE "
-        ~ reloaded_days(sources) ~ "{% endif %}",
+    meta={'recomputes': recomputed},
+    pre_hook="{% if is_incremental() %}DELETE FROM {{ this }} WHERE " ~ recomputed ~ "{% endif %}",
 ) }}
 WITH seller AS (
     SELECT
@@ -22,7 +25,7 @@ WITH seller AS (
         {{ seller_sums() }},
         CAST(sum(stock) AS BIGINT) AS stock
     FROM {{ source('lake', 'seller_product_metrics') }}
-    {% if is_incremental() %}WHERE {{ reloaded_days(sources) }}{% endif %}
+    {% if is_incremental() %}WHERE {{ recomputed }}{% endif %}
     GROUP BY {{ grain }}
 ),
 ads AS (
@@ -32,7 +35,7 @@ ads AS (
         count(*) AS product_ad_rows,
         {{ ad_sums() }}
     FROM {{ source('lake', 'product_ad_metrics') }}
-    {% if is_incremental() %}WHERE {{ reloaded_days(sources) }}{% endif %}
+    {% if is_incremental() %}WHERE {{ recomputed }}{% endif %}
     GROUP BY {{ grain }}
 )
 -- Rows without a catalog product never join: their seller and product-ad sums stay in

@@ -1,0 +1,171 @@
+"""A build writes the generation of the file before the current one and swaps it in, and builds
+the marts without dbt while dbt's project is unchanged: the warehouse it gives equals a build
+from nothing, a failing test still keeps the old file, readers keep what they opened."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
+from tests.warehouse.test_marts import a_row_without_account
+from tests.warehouse.test_warehouse_load import contents, from_nothing
+from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
+from warehouse.compiled import MartError
+from warehouse.lake import Lake
+from warehouse.marts import PROJECT_TABLE
+from warehouse.schemas import TABLES
+
+ACCOUNTS = ("a", "b")
+NEXT_DAYS = days(3, D1 + timedelta(5))
+
+
+@pytest.fixture(scope="module")
+def built_twice(tmp_path_factory) -> Path:
+    """A lake of five days and a home built twice by dbt: the second build ran the incremental
+    model incrementally, so its SQL is kept and the next builds run without dbt."""
+    root = tmp_path_factory.mktemp("generations")
+    lake, home = Lake(root / "lake"), root / "home"
+    home.mkdir()
+    for account in ACCOUNTS:
+        lake.publish(CAMPAIGN_METRICS, metrics(account, days(5)), days(5), [account])
+    assert build_warehouse(home, lake, TABLES.values()).by_dbt
+    third = days(5)[2:3]
+    lake.publish(CAMPAIGN_METRICS, metrics("a", third, clicks=2), third, ["a"])
+    assert build_warehouse(home, lake, TABLES.values()).by_dbt
+    return root
+
+
+@pytest.fixture
+def root(built_twice: Path, tmp_path: Path) -> Path:
+    shutil.copytree(built_twice, tmp_path / "root")
+    return tmp_path / "root"
+
+
+def a_day(root: Path, day, account: str = "a", clicks: int = 3) -> None:
+    Lake(root / "lake").publish(CAMPAIGN_METRICS, metrics(account, [day], clicks), [day], [account])
+
+
+def build(root: Path, run_id: str = "build"):
+    return build_warehouse(root / "home", Lake(root / "lake"), TABLES.values(), run_id=run_id)
+
+
+def in_every_generation(home: Path, sql: str) -> None:
+    for generation in (home / WAREHOUSE_FILE, home / PREVIOUS_FILE):
+        with duckdb.connect(str(generation)) as con:
+            con.execute(sql)
+
+
+BUILD_AND_LIST_DBT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from warehouse.build import build_warehouse
+    from warehouse.lake import Lake
+    from warehouse.schemas import TABLES
+    root = Path(sys.argv[1])
+    built = build_warehouse(root / "home", Lake(root / "lake"), TABLES.values())
+    print(built.by_dbt, sorted(m for m in sys.modules if m == "dbt" or m.startswith("dbt.")))
+    """
+)
+
+
+def test_an_unchanged_project_builds_the_marts_without_dbt_equal_to_a_build_from_nothing(
+    root, tmp_path
+):
+    for day in NEXT_DAYS:
+        a_day(root, day)
+        done = subprocess.run(
+            [sys.executable, "-c", BUILD_AND_LIST_DBT, str(root)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout.split() == ["False", "[]"], done.stderr
+        assert contents(root / "home") == from_nothing(Lake(root / "lake"), tmp_path)
+    with duckdb.connect(str(root / "home" / WAREHOUSE_FILE), read_only=True) as con:
+        got = con.sql("SELECT sum(clicks) FROM mart_account_daily WHERE account_id = 'a'")
+        assert got.fetchall() == [(2 * (2 + 4 * 1 + 3 * 3),)]  # two currencies a day
+
+
+def test_a_failing_test_without_dbt_keeps_the_warehouse_and_names_the_test(root):
+    before = (root / "home" / WAREHOUSE_FILE).read_bytes()
+    a_row_without_account(root)  # in the lake at `root / "lake"`
+    with pytest.raises(MartError, match="not_null_mart_account_daily_account_id: fail") as failed:
+        build(root, run_id="failing")
+    assert (root / "home" / WAREHOUSE_FILE).read_bytes() == before
+    assert {r.name for r in failed.value.results if r.failed} >= {
+        "not_null_mart_account_daily_account_id"
+    }
+    assert not list((root / "home").glob(f"{WAREHOUSE_FILE}.building-*"))
+
+
+def test_tests_without_dbt_read_the_days_read_again_and_dbt_reads_every_day(root):
+    """A broken row on a day before any the build read again (D1: the builds read the third day
+    and the next) is not the quick build's to find; the next build by dbt (its project
+    changed) tests every row and finds it."""
+    home = root / "home"
+    in_every_generation(home, f"UPDATE campaign_metrics SET account_id = NULL WHERE date = '{D1}'")
+    a_day(root, NEXT_DAYS[0])
+    assert not build(root).by_dbt
+    in_every_generation(home, f"UPDATE {PROJECT_TABLE} SET digest = 'an older project'")
+    with pytest.raises(MartError, match=r"dbt build.*not_null_mart_account_daily_account_id"):
+        build(root)
+
+
+READER = textwrap.dedent(
+    """
+    import sys, duckdb
+    con = duckdb.connect(sys.argv[1], read_only=True)
+    for _ in sys.stdin:
+        print(con.sql("SELECT sum(clicks) FROM campaign_metrics").fetchall()[0][0], flush=True)
+    """
+)
+
+
+def test_a_reader_keeps_the_generation_it_opened_while_builds_go_on(root, tmp_path):
+    """A reader holds the current file; two builds later it is the previous generation, which
+    the third build cannot write: it starts from a copy, and the reader reads on."""
+    home = root / "home"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(home / WAREHOUSE_FILE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+    def read() -> int:
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        return int(reader.stdout.readline())
+
+    try:
+        held = read()
+        for day in NEXT_DAYS:
+            a_day(root, day)
+            build(root)
+            assert read() == held
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=30)
+    assert contents(home) == from_nothing(Lake(root / "lake"), tmp_path)
+
+
+def test_a_build_stopped_between_its_link_and_its_swap_leaves_the_current_file_alone(root):
+    """The previous generation's name then links the current file: writing it would write the
+    file analysts read."""
+    home = root / "home"
+    (home / PREVIOUS_FILE).unlink()
+    os.link(home / WAREHOUSE_FILE, home / PREVIOUS_FILE)
+    inode = (home / WAREHOUSE_FILE).stat().st_ino
+    before = (home / WAREHOUSE_FILE).read_bytes()
+    a_day(root, NEXT_DAYS[0])
+    build(root)
+    assert (home / PREVIOUS_FILE).stat().st_ino == inode
+    assert (home / PREVIOUS_FILE).read_bytes() == before
