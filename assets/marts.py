@@ -100,15 +100,14 @@ def warehouse_marts(
     rewriting a partition whose replaced files a vacuum would remove under them, and this step
     starts once no run is in progress (`pipelines/automation.py`)."""
     destination = warehouse.destination()
-    removed = destination.lake.tidy(table.name for table in TABLES)
-    context.log.info(f"lake vacuumed: {removed} replaced files removed")
     try:
         built = build_warehouse(
-            destination.home, destination.lake, TABLES, run_id=context.run.run_id
+            destination.home, destination.lake, TABLES, run_id=context.run.run_id, vacuum=True
         )
     except MartError as error:
         yield from _reported(context, error.results, only=dg.AssetCheckResult)
         raise
+    context.log.info(f"lake vacuumed: {built.vacuumed} replaced files removed")
     read = [f"{t.table}: {'all' if t.whole else t.days} days" for t in built.loaded if t.days]
     context.log.info(f"loaded from the lake: {'; '.join(read) or 'nothing changed'}")
     context.log.info("marts built by dbt" if built.by_dbt else "marts from dbt's compiled SQL")

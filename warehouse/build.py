@@ -99,28 +99,35 @@ def functions_sql() -> str:
 
 @dataclass(frozen=True)
 class Built:
-    """What a build did: each table's load, its models' and tests' results, and whether dbt
-    built them (else their SQL as dbt compiled it was run without dbt)."""
+    """What a build did: each table's load, its models' and tests' results, whether dbt
+    built them (else their SQL as dbt compiled it was run without dbt), and the lake files its
+    vacuum removed."""
 
     loaded: list[Loaded]
     results: list[NodeResult]
     by_dbt: bool
+    vacuumed: int = 0
 
 
 def build_warehouse(
-    home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str = "build"
+    home: Path,
+    lake: Lake,
+    tables: Iterable[TableSchema],
+    run_id: str = "build",
+    vacuum: bool = False,
 ) -> Built:
-    """Bring `warehouse.duckdb` in `home` up to `lake` with its marts (dbt), and swap it in.
-    When a model or test fails, the old warehouse stays as it was and
-    MartError names the failure; dbt's artifacts stay in `home/dbt/<run_id>` for a look.
+    """Bring `warehouse.duckdb` in `home` up to `lake` with its marts, and swap it in; with
+    `vacuum`, each lake table is vacuumed first (`Lake.tidy`). When a model or test fails, the
+    old warehouse stays as it was and MartError names the failure; when dbt ran, its artifacts
+    stay in `home/dbt/<run_id>` for a look.
 
     One build at a time per home (a lock file): two would each start from the same old file,
     and the second swap would drop what the first loaded."""
     with FileLock(home / ".warehouse.lock"):  # hidden, like the CLI's `.adwh.lock`
-        return _build(home, lake, tables, run_id)
+        return _build(home, lake, list(tables), run_id, vacuum)
 
 
-def _build(home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str) -> Built:
+def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuum: bool) -> Built:
     target = home / WAREHOUSE_FILE
     for stale in home.glob(f"{WAREHOUSE_FILE}.building-*"):
         stale.unlink()
@@ -130,8 +137,9 @@ def _build(home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str) -
         _start_from_a_generation(home, target, building)
         log = SchemaLog(home)
         digest = project_digest()
+        snapshots, vacuumed = lake.snapshots((table.name for table in tables), vacuum)
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-            loaded = refresh(con, lake, (log.schema(schema) for schema in tables))
+            loaded = refresh(con, lake, (log.schema(schema) for schema in tables), snapshots)
             _schema_changes(con, log)
             con.execute(functions_sql())
             # A table read again whole may have other columns: dbt recreates the views on it.
@@ -149,7 +157,7 @@ def _build(home: Path, lake: Lake, tables: Iterable[TableSchema], run_id: str) -
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return Built(loaded, results, by_dbt=quick is None)
+        return Built(loaded, results, by_dbt=quick is None, vacuumed=vacuumed)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)

@@ -19,8 +19,11 @@ whole (its columns may have changed under the views), or a project this module c
 (a table model, a test with a threshold of its own) makes dbt build instead.
 """
 
+import os
+import threading
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
@@ -164,20 +167,14 @@ def kept(home: Path, digest: str) -> list[CompiledNode] | None:
 
 
 def run(con: duckdb.DuckDBPyConnection, nodes: list[CompiledNode]) -> list[NodeResult]:
-    """Bring the incremental models up to the days read again and run every test, in one
-    transaction; raises MartError naming every failed test (nothing is committed then)."""
-    con.execute("BEGIN")
-    try:
-        results = [_model(con, node) for node in nodes if node.resource_type == "model"]
-        results += _tests(con, [node for node in nodes if node.resource_type == "test"])
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+    """Bring the incremental models up to the days read again, then run every test; raises
+    MartError naming every failed test. Nothing needs undoing then: the file being built is
+    discarded, the current one stays."""
+    results = [_model(con, node) for node in nodes if node.resource_type == "model"]
+    results += _tests(con, [node for node in nodes if node.resource_type == "test"])
     failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
     if failed:
-        con.execute("ROLLBACK")
         raise MartError(f"a mart test failed: {'; '.join(failed)}", results)
-    con.execute("COMMIT")
     return results
 
 
@@ -192,9 +189,19 @@ def _model(con: duckdb.DuckDBPyConnection, node: CompiledNode) -> NodeResult:
 
 
 def _tests(con: duckdb.DuckDBPyConnection, tests: list[CompiledNode]) -> list[NodeResult]:
-    """Each test's failing rows counted, one query a test: DuckDB took twice as long to plan
-    and run them as one UNION ALL (the marts' views inlined into one plan 41 times)."""
-    return [_test_alone(con, test) for test in tests]
+    """Each test's failing rows counted, one query a test, on a cursor per thread: most of a
+    test's ~15 ms is DuckDB planning the marts' views, which runs outside the GIL, so the
+    cores plan and run tests side by side. (One UNION ALL of every test took twice as long as
+    one query a test: the views inlined into one plan 41 times.)"""
+    local = threading.local()
+
+    def tested(test: CompiledNode) -> NodeResult:
+        if not hasattr(local, "cursor"):
+            local.cursor = con.cursor()
+        return _test_alone(local.cursor, test)
+
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        return list(pool.map(tested, tests))
 
 
 def _test_alone(con: duckdb.DuckDBPyConnection, test: CompiledNode) -> NodeResult:

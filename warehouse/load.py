@@ -18,7 +18,7 @@ from datetime import date
 import duckdb
 import pyarrow as pa
 
-from warehouse.lake import Lake, hive_parquet, sql_string
+from warehouse.lake import Lake, Snapshot, hive_parquet, sql_string
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 FILES_TABLE = "_lake_files"
@@ -51,19 +51,28 @@ def ddl(schema: TableSchema) -> str:
 
 
 def refresh(
-    con: duckdb.DuckDBPyConnection, lake: Lake, schemas: Iterable[TableSchema]
+    con: duckdb.DuckDBPyConnection,
+    lake: Lake,
+    schemas: Iterable[TableSchema],
+    snapshots: dict[str, Snapshot | None],
 ) -> list[Loaded]:
-    """Bring every table of `schemas` to the lake's current version."""
+    """Bring every table of `schemas` to its version in `snapshots` (`Lake.snapshots`)."""
     con.execute(FILES_DDL)
     schemas = list(schemas)
     as_declared = _tables_as_declared(con, schemas)
-    return [_refresh(con, lake, schema, schema.name in as_declared) for schema in schemas]
+    return [
+        _refresh(con, lake, schema, snapshots[schema.name], schema.name in as_declared)
+        for schema in schemas
+    ]
 
 
 def _refresh(
-    con: duckdb.DuckDBPyConnection, lake: Lake, schema: TableSchema, as_declared: bool
+    con: duckdb.DuckDBPyConnection,
+    lake: Lake,
+    schema: TableSchema,
+    snapshot: Snapshot | None,
+    as_declared: bool,
 ) -> Loaded:
-    snapshot = lake.snapshot(schema.name)
     current = snapshot.files if snapshot is not None else {}
     previous = dict(
         con.execute(

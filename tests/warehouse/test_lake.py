@@ -5,6 +5,7 @@ Everything runs against real Delta tables on disk, written by the real `Lake`, i
 processes where the promise is about processes."""
 
 import multiprocessing
+import os
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import polars as pl
 import pyarrow.dataset as pads
 import pytest
 
-from warehouse.lake import Lake
+from warehouse.lake import MARK_HOURS, WRITERS, Lake
 from warehouse.schemas import TABLES, Column, Kind
 
 CAMPAIGN_METRICS = TABLES["campaign_metrics"]
@@ -173,11 +174,29 @@ def test_a_writer_killed_mid_commit_leaves_a_whole_version(tmp_path):
         rows = current(lake)
         # one version's rows, whole: every partition, all from the same publish
         assert rows.height == 120 and rows["clicks"].n_unique() == 1, rows["clicks"].unique()
-    # files the killed writers wrote and never committed are no version's: a full vacuum
-    # removes them, and then plain readers see only the current version
     assert len(commits) == 6  # every kill left a version behind it, whole
-    lake.vacuum("campaign_metrics", 0, orphan_hours=0)
+    # files the killed writers wrote and never committed are no version's; each writer left
+    # its mark, so the next tidy looks for them and removes those over an hour old, and then
+    # plain readers see only the current version
+    marks = sorted((tmp_path / "campaign_metrics" / WRITERS).iterdir())
+    assert marks
+    age(tmp_path / "campaign_metrics", hours=2)
+    lake.tidy(["campaign_metrics"])
     assert plain(tmp_path) == {"duckdb": 120, "polars": 120, "pyarrow": 120}
+    # a writer that finishes leaves no mark; the killed writers' go once a day old
+    lake.publish(CAMPAIGN_METRICS, metrics("a", days(30), 0, ALL_CURRENCIES), days(30), ["a"])
+    assert sorted((tmp_path / "campaign_metrics" / WRITERS).iterdir()) == marks
+    age(tmp_path / "campaign_metrics" / WRITERS, hours=MARK_HOURS + 1)
+    lake.tidy(["campaign_metrics"])
+    assert not list((tmp_path / "campaign_metrics" / WRITERS).iterdir())
+
+
+def age(folder: Path, hours: int) -> None:
+    """Every file under `folder` written `hours` ago."""
+    then = time.time() - hours * 3600
+    for path in folder.rglob("*"):
+        if path.is_file():
+            os.utime(path, (then, then))
 
 
 def test_time_travel_reads_an_earlier_version_while_history_is_kept(tmp_path):
