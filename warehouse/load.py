@@ -88,8 +88,9 @@ def _refresh(
         con.execute(ddl(schema))
         con.execute(f'COMMENT ON TABLE "{schema.name}" IS {sql_string(schema.description)}')
         previous = {}
-    changed = {day for path, day in current.items() if path not in previous}
-    changed |= {day for path, day in previous.items() if path not in current}
+    added = {path: day for path, day in current.items() if path not in previous}
+    removed = [path for path in previous if path not in current]
+    changed = set(added.values()) | {previous[path] for path in removed}
     if not changed:
         return Loaded(schema.name, 0, whole)
     if schema.layout is Layout.SNAPSHOT:
@@ -108,18 +109,36 @@ def _refresh(
             con.unregister("lake_rows")
         elif files := lake.local_files(schema.name, snapshot, days):  # none: days emptied
             _insert(con, schema, hive_parquet(files, schema))
-    con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [schema.name])
+    _record_files(con, schema.name, added, removed, whole)
+    return Loaded(schema.name, len(days), whole)
+
+
+def _record_files(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    added: dict[str, date],
+    removed: list[str],
+    whole: bool,
+) -> None:
+    """Bring `_lake_files` of `table` to the lake: the files a build added and removed, not the
+    table's whole list (which grows with the years held)."""
+    if whole:
+        con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [table])
+    elif removed:
+        con.execute(
+            f"DELETE FROM {FILES_TABLE} WHERE table_name = ? AND list_contains(?, path)",
+            [table, removed],
+        )
     listed = pa.table(
         {
-            "table_name": [schema.name] * len(current),
-            "path": list(current),
-            "date": pa.array(list(current.values()), pa.date32()),
+            "table_name": [table] * len(added),
+            "path": list(added),
+            "date": pa.array(list(added.values()), pa.date32()),
         }
     )
-    con.register("current_files", listed)
-    con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM current_files")
-    con.unregister("current_files")
-    return Loaded(schema.name, len(days), whole)
+    con.register("added_files", listed)
+    con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM added_files")
+    con.unregister("added_files")
 
 
 def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, source: str) -> None:

@@ -68,6 +68,10 @@ def test_a_build_reads_only_the_days_that_changed_and_equals_a_build_from_nothin
     assert read_days(unchanged) == {}
     with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
         assert con.sql("SELECT sum(clicks) FROM campaign_metrics").fetchall() == [(20 * 4 + 16,)]
+        recorded = con.sql(
+            f"SELECT path, date FROM {FILES_TABLE} WHERE table_name = 'campaign_metrics'"
+        ).fetchall()
+    assert dict(recorded) == lake.snapshot("campaign_metrics").files and len(recorded) == 80
 
 
 def test_days_a_compaction_or_another_writer_touched_are_read_again(tmp_path):
