@@ -2,7 +2,9 @@
 concurrency and nothing else — no parsing, no typing, no writing. Read from the run's raw/
 landing, which records the path and query of every page.
 
-    python -m bench.floor RAW_DIR BASE_URL KEY CONCURRENCY
+    python -m bench.floor RAW_DIR BASE_URL KEY CONCURRENCY [SINCE]
+
+SINCE (seconds since the epoch): only the pages landed from then on, one run's of several.
 """
 
 import asyncio
@@ -14,9 +16,11 @@ import httpx
 import orjson
 
 
-def requests_of(raw: Path) -> list[tuple[str, dict, str | None]]:
+def requests_of(raw: Path, since: float = 0.0) -> list[tuple[str, dict, str | None]]:
     out = []
     for page in sorted(raw.rglob("page-*.json.gz")):
+        if page.stat().st_mtime < since:
+            continue
         record = orjson.loads(gzip.decompress(page.read_bytes()))
         account = page.parent.parent.name.removeprefix("account=")
         out.append((record["request"]["path"], record["request"]["params"], account))
@@ -45,7 +49,7 @@ async def fetch_all(requests, base_url: str, key: str, concurrency: int, agency:
 
 def main() -> None:
     raw, base_url, key, concurrency = sys.argv[1:5]
-    requests = requests_of(Path(raw))
+    requests = requests_of(Path(raw), float(sys.argv[5]) if len(sys.argv) > 5 else 0.0)
     count = asyncio.run(fetch_all(requests, base_url, key, int(concurrency), agency=False))
     print(count)
 
