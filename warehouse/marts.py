@@ -9,6 +9,9 @@ in the new file before it is swapped in, never in the file analysts hold open.
 Incremental models (`int_product_daily`) recompute only the days the build read again. Their
 rows of other days were computed by the project as it was then: a build whose project differs
 from the one that built the file (`_dbt_project`) recomputes them all (dbt's --full-refresh).
+
+dbt runs only when a build needs it (`warehouse/build.py` decides); its compiled SQL, kept
+here, serves the builds in between (`warehouse/compiled.py`).
 """
 
 import hashlib
@@ -145,7 +148,9 @@ def build_marts(building: Path, artifacts: Path, home: Path) -> list[NodeResult]
     with duckdb.connect(str(building)) as con:
         _record_built_by(con, digest)
     replayable = compiled.replayable((r.node for r in ran), ran_incrementally)
-    if replayable is not None or full_refresh:  # a first build of another generation keeps it
+    # A generation's first build created the incremental model rather than appending to it:
+    # what the other generation's build kept for this project stays.
+    if replayable is not None or full_refresh:
         compiled.keep(home, digest, replayable)
     return results
 
