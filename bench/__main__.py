@@ -271,8 +271,7 @@ def compaction(server: Server, home: Path) -> list[str]:
 
 def warehouse_builds(home: Path) -> list[str]:
     """The warehouse step alone over the longest lake: built from nothing (what every run
-    paid before the incremental load), and brought up to date when nothing changed (the file
-    list's comparison and the marts' tests: what a daily run pays beyond its days)."""
+    paid before the incremental load), and brought up to date after the last daily run."""
     from warehouse.build import build_warehouse
     from warehouse.lake import Lake
     from warehouse.schema_log import SchemaLog
@@ -293,8 +292,10 @@ def warehouse_builds(home: Path) -> list[str]:
     shutil.rmtree(fresh, ignore_errors=True)
     return [
         f"Warehouse step over this lake ({size:,.0f} MiB file): built from nothing "
-        f"{full:.1f} s; brought up to date with nothing changed {incremental:.1f} s (dbt's "
-        f"models and tests: {dbt:.1f} s of node time, summed over its threads).",
+        f"{full:.1f} s; brought up to date after the last daily run {incremental:.1f} s (the "
+        f"previous generation reads the days of the last two builds; "
+        f"{'dbt' if built.by_dbt else 'without dbt'}, models and tests {dbt:.1f} s of node "
+        "time, summed over its threads).",
         "",
     ]
 
