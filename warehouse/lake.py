@@ -340,14 +340,22 @@ class Lake:
             marks = self._marks(name)
             removed += self.vacuum(name, self.keep_hours, ORPHAN_HOURS if marks else None)
             cutoff = datetime.now(UTC).timestamp() - MARK_HOURS * 3600
-            storage = pafs.FileSystem.from_uri(self.uri(name))[0]
+            storage = self._filesystem(name)[0]
             for mark in marks:
                 if mark.mtime.timestamp() < cutoff:
                     storage.delete_file(mark.path)
         return removed
 
+    def _filesystem(self, name: str) -> tuple[pafs.FileSystem, str]:
+        """Table `name`'s storage and its path there; a local lake may be a relative path
+        (`ADWH_HOME` is `data` by default), which PyArrow takes only as an absolute one."""
+        uri = self.uri(name)
+        if not self.remote:
+            return pafs.LocalFileSystem(), str(Path(uri).absolute())
+        return pafs.FileSystem.from_uri(uri)
+
     def _marks(self, name: str) -> list[pafs.FileInfo]:
-        storage, root = pafs.FileSystem.from_uri(self.uri(name))
+        storage, root = self._filesystem(name)
         found = storage.get_file_info(pafs.FileSelector(f"{root}/{WRITERS}", allow_not_found=True))
         return [info for info in found if info.type == pafs.FileType.File]
 
@@ -355,7 +363,7 @@ class Lake:
     def _writing(self, name: str) -> Iterator[None]:
         """Mark table `name` while this process writes it; the mark stays when the write fails
         (its files may be left uncommitted) or the process dies."""
-        storage, root = pafs.FileSystem.from_uri(self.uri(name))
+        storage, root = self._filesystem(name)
         storage.create_dir(f"{root}/{WRITERS}", recursive=True)
         mark = f"{root}/{WRITERS}/{uuid.uuid4().hex}"
         storage.open_output_stream(mark).close()

@@ -299,6 +299,18 @@ def test_current_state_tables_keep_one_snapshot_a_day(tmp_path):
     assert lake.earliest("campaigns", "id = 'c1'") == D1
 
 
+def test_a_lake_at_a_relative_path_is_written_and_tidied(tmp_path, monkeypatch):
+    """`ADWH_HOME` is `data` by default: the lake is `data/lake`, a relative path, which the
+    writers' marks and the vacuum must take as the folder it names."""
+    monkeypatch.chdir(tmp_path)
+    lake = Lake(Path("data") / "lake")
+    for k in range(2):
+        lake.publish(CAMPAIGN_METRICS, metrics("a", days(2), k), days(2), ["a"])
+    assert lake.tidy(["campaign_metrics"]) == 4  # the first publish's files
+    assert not list((tmp_path / "data" / "lake" / "campaign_metrics" / WRITERS).iterdir())
+    assert plain(tmp_path / "data" / "lake") == {"duckdb": 4, "polars": 4, "pyarrow": 4}
+
+
 def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch):
     """The README's Python example, as written, on a lake with a version 3 kept."""
     import re
