@@ -166,3 +166,13 @@ def test_a_backfill_without_a_webserver_is_refused_in_one_line(home, capsys, mon
 def test_a_backfill_range_is_checked_like_a_runs(home, capsys):
     assert main(["backfill", "--start", "2026-11-07", "--end", "2026-11-01"]) == 2
     assert "is after --end" in capsys.readouterr().err
+
+
+def test_the_demo_writes_under_the_default_home_where_it_is_started(home, tmp_path, monkeypatch):
+    """`make demo` sets no ADWH_HOME: everything goes under `data`, a relative path, which
+    every writer (the lake's included) must take as the folder it names."""
+    monkeypatch.delenv("ADWH_HOME")
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--days", "3"]) == 0
+    assert (tmp_path / "data" / "warehouse.duckdb").exists()
+    assert (tmp_path / "data" / "lake" / "campaign_metrics" / "_delta_log").is_dir()
