@@ -227,7 +227,7 @@ def run_daily(server: Server, home: Path, held: int, concurrency: int) -> Daily:
     for n in range(3):
         started = time.time()
         daily = measure(
-            f"ads-warehouse daily run, {held}d held ({'first' if n == 0 else 'third'})",
+            f"ads-warehouse daily run, {held}d held ({('first', 'second', 'third')[n]})",
             [str(ROOT / ".venv/bin/adwh"), "run"],
             pipeline_env(server, home),
         )

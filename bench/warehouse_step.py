@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from unittest.mock import patch
 
 import polars as pl
 
@@ -30,17 +31,9 @@ def step_seconds(home: Path) -> float:
     """The warehouse step of the newest run recorded under `home`."""
     from pipelines.instance import open_instance
 
-    before = os.environ.get("ADWH_HOME")
-    os.environ["ADWH_HOME"] = str(home)
-    try:
-        with open_instance() as instance:
-            (run,) = instance.get_runs(limit=1)
-            stats = instance.get_run_step_stats(run.run_id)
-    finally:
-        if before is None:
-            del os.environ["ADWH_HOME"]
-        else:
-            os.environ["ADWH_HOME"] = before
+    with patch.dict(os.environ, {"ADWH_HOME": str(home)}), open_instance() as instance:
+        (run,) = instance.get_runs(limit=1)
+        stats = instance.get_run_step_stats(run.run_id)
     for step in stats:
         if step.step_key == "warehouse_marts" and step.end_time and step.start_time:
             return step.end_time - step.start_time

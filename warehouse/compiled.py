@@ -122,9 +122,8 @@ def replayable(nodes: Iterable[Any], incremental: bool) -> list[CompiledNode] | 
                 return None
         elif node.resource_type == "test":
             settings = {key: getattr(config, key, None) for key in DEFAULT_TEST_CONFIG}
-            if {k: str(v).upper() if k == "severity" else v for k, v in settings.items()} != (
-                DEFAULT_TEST_CONFIG
-            ):
+            settings["severity"] = str(settings["severity"]).upper()  # dbt takes any case
+            if settings != DEFAULT_TEST_CONFIG:
                 return None
         else:
             continue

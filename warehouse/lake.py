@@ -336,11 +336,14 @@ class Lake:
         longer, and the files of writers that left a mark; return the files removed. A build's
         vacuum costs what the runs changed, not the size of the lake."""
         removed = 0
+        cutoff = datetime.now(UTC).timestamp() - MARK_HOURS * 3600
         for name in names:
-            marks = self._marks(name)
+            storage, root = self._filesystem(name)
+            listed = storage.get_file_info(
+                pafs.FileSelector(f"{root}/{WRITERS}", allow_not_found=True)
+            )
+            marks = [info for info in listed if info.type == pafs.FileType.File]
             removed += self.vacuum(name, self.keep_hours, ORPHAN_HOURS if marks else None)
-            cutoff = datetime.now(UTC).timestamp() - MARK_HOURS * 3600
-            storage = self._filesystem(name)[0]
             for mark in marks:
                 if mark.mtime.timestamp() < cutoff:
                     storage.delete_file(mark.path)
@@ -353,11 +356,6 @@ class Lake:
         if not self.remote:
             return pafs.LocalFileSystem(), str(Path(uri).absolute())
         return pafs.FileSystem.from_uri(uri)
-
-    def _marks(self, name: str) -> list[pafs.FileInfo]:
-        storage, root = self._filesystem(name)
-        found = storage.get_file_info(pafs.FileSelector(f"{root}/{WRITERS}", allow_not_found=True))
-        return [info for info in found if info.type == pafs.FileType.File]
 
     @contextmanager
     def _writing(self, name: str) -> Iterator[None]:
