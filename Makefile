@@ -5,7 +5,8 @@ BIN := .venv/bin
 UV = $$(command -v uv || echo .venv-uv/bin/uv)
 # Bytecode compiled at install: where PYTHONDONTWRITEBYTECODE is set (this project's machines),
 # every process otherwise recompiles what it imports (dagster and dbt: 8.6 s -> 3.7 s to load
-# the definitions, measured).
+# the definitions, measured). Our own packages too (uv compiles only what it installs): 54
+# modules an extraction run loads, ~0.1 s of every run process's start.
 export UV_COMPILE_BYTECODE := 1
 
 .PHONY: demo test lint format bench bench-scale soak profile dagster screenshots clean
@@ -14,6 +15,7 @@ $(BIN)/adwh: pyproject.toml uv.lock
 	@command -v uv >/dev/null || test -x .venv-uv/bin/uv || \
 		($(PYTHON) -m venv .venv-uv && .venv-uv/bin/pip install --quiet uv)
 	$(UV) sync --frozen --python $(PYTHON)
+	$(BIN)/python -m compileall -q pipelines assets transforms warehouse sandbox >/dev/null
 	@touch $@
 
 demo: $(BIN)/adwh

@@ -5,7 +5,9 @@ The assets are read from the dbt project's manifest: each model is an asset down
 tables and models it reads (dbt sources are the table assets, same names), each dbt test an
 asset check on its model. The manifest is read as JSON here, not through dagster-dbt, which
 imports dbt-core and its selection graph wherever the definitions load: 2.3 s of the 4.7 s every
-run process spent starting (bench/SPEED.md), extraction runs included, which never run dbt.
+run process spent starting (bench/SPEED.md), extraction runs included, which never run dbt. For
+the same reason the build's code (DuckDB, the loader, dbt) is imported by the step that builds,
+not by this module: an extraction run loads the definitions and never builds.
 dbt itself runs in process (`warehouse/marts.py` says why), and its results are reported here.
 The whole file is built at once whatever is selected: analysts hold the old file open, so
 nothing is built in place; a selection of some marts builds every model and reports the
@@ -13,16 +15,17 @@ selected ones.
 """
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import orjson
 
 from pipelines.resources import WarehouseResource
 from pipelines.sources import SOURCES
-from warehouse.build import build_warehouse
-from warehouse.compiled import MartError, NodeResult
-from warehouse.marts import prepared_manifest
+from warehouse.dbt_project import prepared_manifest
+
+if TYPE_CHECKING:
+    from warehouse.compiled import NodeResult
 
 TABLES = [o.schema for s in SOURCES for o in s.outputs]
 OWNERS = ["team:ads-warehouse"]
@@ -99,6 +102,10 @@ def warehouse_marts(
     The lake's vacuum runs here, not after each extraction: runs of other accounts may still be
     rewriting a partition whose replaced files a vacuum would remove under them, and this step
     starts once no run is in progress (`pipelines/automation.py`)."""
+    # The build's code, imported here and not with the definitions (see the module's docstring).
+    from warehouse.build import build_warehouse
+    from warehouse.compiled import MartError
+
     destination = warehouse.destination()
     try:
         built = build_warehouse(
@@ -115,7 +122,7 @@ def warehouse_marts(
 
 
 def _reported(
-    context: dg.AssetExecutionContext, results: list[NodeResult], only: type = object
+    context: dg.AssetExecutionContext, results: "list[NodeResult]", only: type = object
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """The build's node results as Dagster's: a model brought up to date (built by dbt, its
     rows recomputed, or a view kept: it reads the new rows) is its asset materialized, a test

@@ -10,7 +10,8 @@
 - dlt (rest_api → DuckDB, Parquet loader files) on the seven metrics endpoints, beside our run
   restricted to the same tables and the floor of that run's pages: the three tools side by
   side, for like-for-like ratios;
-- DuckDB: each README example query over the warehouse of the longest window.
+- DuckDB: each README example query over the warehouse of the longest window;
+- start-up: an extraction run's code loaded, beside `import dagster` (bench/startup.py).
 
 Writes bench/RESULTS.md. Environment: BENCH_PRESETS (default "medium,large"), BENCH_DAYS
 (default "30,90,365"), BENCH_CONCURRENCY (default 8).
@@ -37,6 +38,7 @@ import psutil
 
 from bench.deployment import free_port
 from bench.measure import Measured, measure
+from bench.startup import startup
 from bench.warehouse_step import Step, steady_step, step_seconds, ten_times
 from pipelines.sources import METRICS
 from warehouse.spec import STRICTEST_DAILY_WINDOW_DAYS
@@ -415,6 +417,26 @@ def targets(
     return [*lines, ""]
 
 
+def startup_lines() -> list[str]:
+    """What an extraction run's process pays before its first request (bench/startup.py)."""
+    boot = startup()
+    return [
+        "## Start-up",
+        "",
+        "| fresh interpreter, median of 7 alternated | seconds |",
+        "|---|---|",
+        f"| `import dagster` alone | {boot.dagster_s:.2f} |",
+        f"| an extraction run's code: the definitions loaded, the extract job resolved | "
+        f"{boot.extraction_s:.2f} |",
+        "",
+        "| target | figures | |",
+        "|---|---|---|",
+        f"| an extraction run's code <= 1.3 x `import dagster` | {boot.ratio:.2f} x | "
+        f"{verdict(boot.ratio <= 1.3)} |",
+        "",
+    ]
+
+
 def main() -> None:
     presets = os.environ.get("BENCH_PRESETS", "medium,large").split(",")
     windows = [int(d) for d in os.environ.get("BENCH_DAYS", "30,90,365").split(",")]
@@ -430,6 +452,7 @@ def main() -> None:
         "(the measured process and its children). Where each run's time goes, for every "
         "target below that is missed, and what was tried: bench/SPEED.md.",
         "",
+        *startup_lines(),
     ]
     for preset in presets:
         server = serve(preset)

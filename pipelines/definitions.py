@@ -1,6 +1,17 @@
-"""The one Dagster `Definitions` object: assets, checks, the jobs and their schedules."""
+"""The one Dagster `Definitions` object: assets, checks, the jobs and their schedules.
+
+Every run process loads this module once Dagster is loaded, and Dagster's modules live as long
+as the process. Frozen out of the garbage collector here, they are no longer walked by every
+full collection while the rest loads (polars, PyArrow, pandera, the assets) and the run goes
+on: an extraction run's start-up went from 1.64 s to 1.14 s here, `import dagster` alone
+taking 0.87 s (bench/startup.py).
+"""
+
+import gc
 
 import dagster as dg
+
+gc.freeze()
 
 from assets.advertising import ADVERTISING_ASSETS
 from assets.catalog import CATALOG_ASSETS

@@ -31,9 +31,10 @@ from filelock import FileLock
 
 from warehouse import compiled
 from warehouse.compiled import NodeResult
+from warehouse.dbt_project import project_digest
 from warehouse.lake import Lake, sql_string
 from warehouse.load import Loaded, refresh
-from warehouse.marts import build_marts, built_by, project_digest
+from warehouse.marts import build_marts, built_by
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import TableSchema
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS

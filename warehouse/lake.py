@@ -22,13 +22,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
@@ -40,6 +38,9 @@ from tenacity import (
 )
 
 from warehouse.schemas import TABLES, Layout, TableSchema
+
+if TYPE_CHECKING:  # PyArrow's datasets load with the first read: extraction runs only write
+    import pyarrow.dataset as pads
 
 # Concurrent writers to one table: each commit that finds a newer version re-checks its
 # predicate against it and retries; with a few dozen runs at once, more than delta-rs' default.
@@ -265,7 +266,7 @@ class Lake:
 
     def dataset(
         self, name: str, version: int | None = None, days: DayFilter = None
-    ) -> pads.Dataset | None:
+    ) -> "pads.Dataset | None":
         """The table (as of `version`) as a PyArrow dataset, which DuckDB and Polars read
         without a Delta extension; or None before its first publish. With `days` (a list of
         days, or `(">=", day)`), only those partitions' files: a dataset costs about a
@@ -327,9 +328,8 @@ class Lake:
         rows = self.dataset(name, days=(">=", since) if since else None)
         if rows is None:
             return None
-        with duckdb.connect() as con:
-            con.register("rows", rows)
-            return con.sql(f"SELECT min(date) FROM rows WHERE {condition}").fetchall()[0][0]
+        query = f"SELECT min(date) AS earliest FROM self WHERE {condition}"
+        return pl.scan_pyarrow_dataset(rows).sql(query).collect().item()
 
     def tidy(self, names: Iterable[str]) -> int:
         """The housekeeping after a run: vacuum what the run replaced, unless history is kept

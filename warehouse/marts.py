@@ -14,7 +14,6 @@ dbt runs only when a build needs it (`warehouse/build.py` decides); its compiled
 here, serves the builds in between (`warehouse/compiled.py`).
 """
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -24,38 +23,10 @@ from filelock import FileLock
 
 from warehouse import compiled
 from warehouse.compiled import EVERY_ROW, MartError, NodeResult
+from warehouse.dbt_project import TARGET, invoke, prepared_manifest, project_digest
 
-DBT_PROJECT = Path(__file__).parent / "dbt"
-TARGET = DBT_PROJECT / "target"
-MANIFEST = TARGET / "manifest.json"
 PARTIAL_PARSE = TARGET / "partial_parse.msgpack"
 PROJECT_TABLE = "_dbt_project"
-
-
-# What dbt parses; its own output (target/, logs/) never makes the manifest stale.
-SOURCES = ("dbt_project.yml", "profiles.yml", "models", "macros")
-
-
-def _project_files() -> list[Path]:
-    inputs = [DBT_PROJECT / name for name in SOURCES]
-    files = [*inputs, *(path for folder in inputs if folder.is_dir() for path in folder.rglob("*"))]
-    return sorted(path for path in files if path.is_file())
-
-
-def _stale(manifest: Path) -> bool:
-    if not manifest.exists():
-        return True
-    written = manifest.stat().st_mtime
-    return any(path.stat().st_mtime > written for path in _project_files())
-
-
-def project_digest() -> str:
-    """What the project says, whatever the files' times: every source file's path and bytes."""
-    digest = hashlib.sha256()
-    for path in _project_files():
-        digest.update(path.relative_to(DBT_PROJECT).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def built_by(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -72,17 +43,6 @@ def _record_built_by(con: duckdb.DuckDBPyConnection, digest: str) -> None:
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-
-
-def prepared_manifest() -> Path:
-    """The project's manifest, which dagster-dbt reads when the definitions load: parsed again
-    only when it is missing or older than a file of the project (a fresh clone, an edited
-    model), under a lock, so processes loading the definitions at once parse it once."""
-    TARGET.mkdir(exist_ok=True)
-    with FileLock(TARGET / "parse.lock"):
-        if _stale(MANIFEST):
-            _invoke(["parse", "--target-path", str(TARGET), "--log-path", str(TARGET)])
-    return MANIFEST
 
 
 def _parsed_project(building: Path) -> Any | None:
@@ -132,7 +92,7 @@ def build_marts(building: Path, artifacts: Path, home: Path) -> list[NodeResult]
     args = ["--vars", json.dumps({"warehouse_file": str(building)}), "--no-write-json"]
     if full_refresh:
         args.append("--full-refresh")
-    outcome = _invoke(
+    outcome = invoke(
         ["build", *args, "--target-path", str(artifacts), "--log-path", str(artifacts)],
         _parsed_project(building),
     )
@@ -179,11 +139,3 @@ def _release_the_file() -> None:
     DuckDBConnectionManager.close_all_connections()
     if environment is not None:  # closed here, not when a garbage collection finds it
         environment.close()
-
-
-def _invoke(args: list[str], manifest: Any | None = None) -> Any:
-    from dbt.cli.main import dbtRunner  # seconds to import: only when dbt is run
-
-    return dbtRunner(manifest).invoke(
-        [*args, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT), "--quiet"]
-    )

@@ -1,6 +1,6 @@
 """The Dagster definitions as the UI shows them: assets, checks, jobs, schedules."""
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -112,3 +112,40 @@ def test_every_job_runs_its_steps_in_the_runs_own_process():
     jobs = defs.get_repository_def().get_all_jobs()
     assert any(job.name.startswith("__ASSET_JOB") for job in jobs)
     assert {job.executor_def.name for job in jobs} == {dg.in_process_executor.name}
+
+
+# One extraction run, as the daemon's run worker would execute it: the definitions loaded in a
+# fresh interpreter, the `extract` job run for a day against the embedded sandbox; then every
+# module of the warehouse build, of dbt and of DuckDB that the process loaded.
+EXTRACT_AND_LIST_BUILD_MODULES = """
+import sys
+import dagster as dg
+from pipelines.definitions import defs
+from pipelines.fanout import EXTRACT_JOB
+from pipelines.partitions import range_tags
+from datetime import date
+day = date.fromisoformat(sys.argv[1])
+with dg.DagsterInstance.ephemeral() as instance:
+    result = defs.resolve_job_def(EXTRACT_JOB).execute_in_process(
+        instance=instance, tags=range_tags(day, day), raise_on_error=False
+    )
+build = ("dbt", "duckdb", "warehouse.build", "warehouse.marts", "warehouse.compiled",
+         "warehouse.load")
+print(result.success, sorted(m for m in sys.modules if m.startswith(build)))
+"""
+
+
+def test_an_extraction_run_loads_neither_dbt_nor_the_warehouse_build(home):
+    """What an extraction run's process pays to start is the extraction's code: the build's
+    (DuckDB, the loader, the marts, dbt) loads in the run that builds (bench/startup.py)."""
+    import subprocess
+    import sys
+
+    day = (TODAY - timedelta(days=1)).isoformat()
+    out = subprocess.run(
+        [sys.executable, "-c", EXTRACT_AND_LIST_BUILD_MODULES, day],
+        capture_output=True,
+        text=True,
+    )
+    assert out.stdout.split() == ["True", "[]"], out.stderr[-3000:]
+    assert (home / "lake" / "campaign_metrics" / "_delta_log").is_dir()

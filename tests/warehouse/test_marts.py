@@ -30,8 +30,9 @@ from sandbox.periods import period_start, periods
 from tests.conftest import TODAY, direct
 from warehouse import schemas as s
 from warehouse.build import build_warehouse
+from warehouse.compiled import MartError
+from warehouse.dbt_project import DBT_PROJECT
 from warehouse.lake import Lake, lake_columns
-from warehouse.marts import DBT_PROJECT, MartError
 
 README = Path(__file__).parents[2] / "README.md"
 MODELS = DBT_PROJECT / "models"
