@@ -1,10 +1,5 @@
 """Shared fixtures: a private ADWH_HOME, a fixed reference date, the embedded sandbox."""
 
-# First: the definitions freeze what is loaded out of the garbage collector, and DuckDB's
-# bindings loaded before them would report their frozen objects as leaked at exit.
-import pipelines.definitions  # noqa: F401
-
-# isort: split
 import gzip
 import os
 import re
