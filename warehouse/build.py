@@ -41,9 +41,19 @@ from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 PREVIOUS_FILE = f".{WAREHOUSE_FILE}.previous"
+# The storage format the file is written in: DuckDB's oldest that has all the warehouse uses
+# (decimals, comments, macros, views), so that every DuckDB from 1.0 opens it (the 1.x CLI,
+# DBeaver's and BI tools' drivers). DuckDB 2.0 writes its own newest format unless told, which
+# clients of 1.x refuse ("version number 69"). DuckDB tags a file with the format's first version.
+STORAGE_VERSION = "v1.0.0"
+STORAGE_TAG = f"{STORAGE_VERSION}+"
 # Loading streams Parquet into tables: keeping insertion order and DuckDB's default buffer
 # pool (80% of RAM) buy nothing but resident memory, which would grow with the lake.
-BUILD_CONFIG = {"memory_limit": "256MB", "preserve_insertion_order": False}
+BUILD_CONFIG = {
+    "memory_limit": "256MB",
+    "preserve_insertion_order": False,
+    "storage_compatibility_version": STORAGE_VERSION,
+}
 
 
 def _schema_changes(con: duckdb.DuckDBPyConnection, log: SchemaLog) -> None:
@@ -166,7 +176,8 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
 
 def _start_from_a_generation(home: Path, target: Path, building: Path) -> None:
     """Put at `building` the previous generation of the warehouse when no one holds it, else a
-    copy of the current one (or nothing: the first build)."""
+    copy of the current one, or nothing: the first build, or a file in another storage format
+    (written by an earlier version of the project), which the build then writes anew."""
     previous = home / PREVIOUS_FILE
     if previous.exists():
         # The same file as the current one: a build stopped between its link and its swap.
@@ -174,20 +185,28 @@ def _start_from_a_generation(home: Path, target: Path, building: Path) -> None:
             previous.unlink()
         else:
             os.replace(previous, building)
-            if _nobody_holds(building):
+            stored = _storage(building)
+            if stored is None:
+                building.unlink()  # its reader keeps it
+            else:
+                if stored != STORAGE_TAG:
+                    building.unlink()
                 return
-            building.unlink()  # its reader keeps it
     if target.exists():
         shutil.copyfile(target, building)
+        if _storage(building) != STORAGE_TAG:
+            building.unlink()
 
 
-def _nobody_holds(path: Path) -> bool:
-    """Whether DuckDB can open `path` for writing: a process reading it holds a lock."""
+def _storage(path: Path) -> str | None:
+    """The storage format of the DuckDB file `path` (its tag, e.g. "v1.0.0+"), or None when a
+    process holds it (a reader's lock): DuckDB opens it for writing only when no one does."""
     try:
-        duckdb.connect(str(path)).close()
+        with duckdb.connect(str(path)) as con:
+            query = "SELECT tags['storage_version'] FROM duckdb_databases() WHERE NOT internal"
+            return con.execute(query + " AND database_name = current_database()").fetchone()[0]
     except duckdb.IOException:
-        return False
-    return True
+        return None
 
 
 def _swap_in(home: Path, target: Path, building: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
 from tests.warehouse.test_marts import a_row_without_account
 from tests.warehouse.test_warehouse_load import contents, from_nothing
-from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
+from warehouse.build import PREVIOUS_FILE, STORAGE_TAG, WAREHOUSE_FILE, build_warehouse
 from warehouse.compiled import MartError
 from warehouse.lake import Lake
 from warehouse.marts import PROJECT_TABLE
@@ -169,3 +169,40 @@ def test_a_build_stopped_between_its_link_and_its_swap_leaves_the_current_file_a
     build(root)
     assert (home / PREVIOUS_FILE).stat().st_ino == inode
     assert (home / PREVIOUS_FILE).read_bytes() == before
+
+
+def storage_tag(path: Path) -> str:
+    with duckdb.connect(str(path), read_only=True) as con:
+        query = "SELECT tags['storage_version'] FROM duckdb_databases() WHERE NOT internal"
+        return con.execute(query + " AND database_name = current_database()").fetchone()[0]
+
+
+def in_duckdbs_newest_format(path: Path) -> None:
+    """`path` rewritten as DuckDB 2.0 writes a file unless told otherwise (as the project did
+    before it chose a format 1.x clients read)."""
+    newest = path.with_name(path.name + ".newest")
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{path}' AS old (READ_ONLY)")
+        con.execute(f"ATTACH '{newest}' AS new (STORAGE_VERSION 'latest')")
+        con.execute("COPY FROM DATABASE old TO new")
+    os.replace(newest, path)
+    assert storage_tag(path) != STORAGE_TAG
+
+
+@pytest.mark.parametrize("generations", ["both", "current only"])
+def test_a_warehouse_in_duckdbs_newest_format_is_written_anew_in_the_older_one(
+    root, tmp_path, generations
+):
+    """Both generations in the newest format (a reader holding the previous one makes the build
+    start from a copy of the current: the same conversion)."""
+    home = root / "home"
+    in_duckdbs_newest_format(home / WAREHOUSE_FILE)
+    if generations == "both":
+        (home / PREVIOUS_FILE).unlink()
+        shutil.copyfile(home / WAREHOUSE_FILE, home / PREVIOUS_FILE)
+    else:
+        (home / PREVIOUS_FILE).unlink()
+    a_day(root, NEXT_DAYS[0])
+    assert build(root).by_dbt  # written anew: dbt builds every model
+    assert storage_tag(home / WAREHOUSE_FILE) == STORAGE_TAG
+    assert contents(home) == from_nothing(Lake(root / "lake"), tmp_path)
