@@ -30,7 +30,7 @@ lint: $(BIN)/adwh
 # Worksteal: a worker done with its share takes queued tests from the other's.
 TEST_WORKERS ?= 3
 test: lint
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 
 format: $(BIN)/adwh
 	$(BIN)/ruff format .

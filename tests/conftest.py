@@ -3,6 +3,7 @@
 import gzip
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -43,6 +44,28 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
         monkeypatch.delenv(name, raising=False)
     return target
+
+
+_RUNS: dict[tuple[str, ...], Path] = {}
+
+
+def copy_of_a_run(home: Path, factory: pytest.TempPathFactory, argv: list[str]) -> Path:
+    """`home` holding what `adwh <argv>` wrote against the embedded sandbox. The run is made
+    once per test process and copied for each test that asks: tests that read a run, or write
+    on top of one, each need a home of their own, not a run of their own (each is seconds of
+    Dagster, the service and dbt). Everything in a home is found from `ADWH_HOME` when it is
+    opened, so a copy is the run's own."""
+    from pipelines.cli import main
+
+    key = tuple(argv)
+    if key not in _RUNS:
+        source = factory.mktemp("run") / "adwh-home"
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("ADWH_HOME", str(source))
+            assert main(argv) == 0
+        _RUNS[key] = source
+    shutil.copytree(_RUNS[key], home, symlinks=True)
+    return home
 
 
 @pytest.fixture

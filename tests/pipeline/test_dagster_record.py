@@ -18,7 +18,7 @@ from dagster._core.instance.ref import InstanceRef
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS, defs
 from pipelines.resources import WarehouseResource
-from tests.conftest import TODAY
+from tests.conftest import TODAY, copy_of_a_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SPAN = ("2026-11-18", "2026-11-20")
@@ -33,9 +33,8 @@ def ui_instance(tmp_path: Path) -> dg.DagsterInstance:
 
 
 @pytest.fixture
-def ran(home: Path, embedded) -> Path:
-    assert main(["run", "--start", SPAN[0], "--end", SPAN[1]]) == 0
-    return home
+def ran(home: Path, embedded, tmp_path_factory) -> Path:
+    return copy_of_a_run(home, tmp_path_factory, ["run", "--start", SPAN[0], "--end", SPAN[1]])
 
 
 def materializations(instance: dg.DagsterInstance, table: str) -> list[dg.EventLogRecord]:

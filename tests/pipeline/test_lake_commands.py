@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from pipelines.cli import main
+from tests.conftest import copy_of_a_run
 from tests.pipeline.test_pipeline import snapshot_of
 from warehouse.build import build_warehouse
 from warehouse.lake import Lake
@@ -20,9 +21,8 @@ RANGE = ["--start", START.isoformat(), "--end", END.isoformat()]
 
 
 @pytest.fixture
-def ran(home, embedded) -> Path:
-    assert main(["run", *RANGE]) == 0
-    return home
+def ran(home, embedded, tmp_path_factory) -> Path:
+    return copy_of_a_run(home, tmp_path_factory, ["run", *RANGE])
 
 
 def test_history_lists_each_version_with_what_it_replaced(ran, capsys, monkeypatch):
