@@ -176,9 +176,11 @@ def command_run(
     from_raw: bool = False,
     tables: tuple[str, ...] = (),
 ) -> int:
+    from pipelines.destination import Destination
     from pipelines.execute import run_pipeline, selection
     from pipelines.progress import live
     from pipelines.report import print_summary
+    from warehouse.secrets import PseudonymKeyError
 
     try:
         selection(tables)
@@ -187,7 +189,12 @@ def command_run(
     if not from_raw:
         check_retention(settings.today, end, tables)
         check_service(settings)
+    destination = Destination.of(settings)  # a secret's pseudonym key, checked
     home = writable_home(settings.home)
+    try:  # before any request: a run with another key would fail at its first page
+        destination.context(settings.today)
+    except PseudonymKeyError as error:
+        raise UsageError(str(error)) from None
     try:
         with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
             summary = run_pipeline(settings, start, end, tables, from_raw=from_raw)

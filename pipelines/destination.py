@@ -7,6 +7,8 @@ from datetime import date
 from functools import cached_property
 from pathlib import Path
 
+from pydantic import SecretBytes
+
 from pipelines.settings import HomeSettings
 from pipelines.sources.model import Context
 from warehouse.lake import Lake
@@ -21,10 +23,20 @@ class Destination:
     lake_url: str | None = None
     lake_keep_hours: int = 0
     raw_url: str | None = None
+    pseudonym_secret: SecretBytes | None = None  # a secret's key (warehouse/secrets.py)
+    rotate_pseudonym_key: bool = False
 
     @classmethod
     def of(cls, settings: HomeSettings) -> "Destination":
-        return cls(settings.home, settings.lake_url, settings.lake_keep_hours, settings.raw_url)
+        secret = settings.pseudonym_secret()
+        return cls(
+            settings.home,
+            settings.lake_url,
+            settings.lake_keep_hours,
+            settings.raw_url,
+            SecretBytes(secret) if secret is not None else None,
+            settings.rotate_pseudonym_key,
+        )
 
     @property
     def lake(self) -> Lake:
@@ -47,4 +59,8 @@ class Destination:
         return SchemaLog(self.home)
 
     def context(self, reference: date, run_id: str = "") -> Context:
-        return Context(reference, pseudonym_key(self.home), run_id)
+        """What typing a page needs; raises PseudonymKeyError when the pseudonym key is not
+        the one the data was written with (and not rotating)."""
+        given = self.pseudonym_secret.get_secret_value() if self.pseudonym_secret else None
+        key = pseudonym_key(self.home, given, self.rotate_pseudonym_key)
+        return Context(reference, key, run_id)

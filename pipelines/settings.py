@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 SANDBOX_KEY = "sandbox"
 SANDBOX_PRESETS = ("small", "medium", "large")
 DEFAULT_PRESET = "small"
+MIN_KEY_BYTES = 32
 
 
 class ConfigurationError(ValueError):
@@ -31,11 +32,38 @@ class HomeSettings(BaseSettings):
     # Hours of the lake's history kept for time travel; 0 vacuums after each run, so that
     # readers globbing plain Parquet files see only the current version.
     lake_keep_hours: int = Field(default=0, ge=0, alias="ADWH_LAKE_KEEP_HOURS")
+    # The key behind the change log's pseudonyms, from a secret (deploy/README.md); without one,
+    # a key made under $ADWH_HOME/secrets. A different key is refused unless rotating.
+    pseudonym_key: SecretStr | None = Field(default=None, alias="ADWH_PSEUDONYM_KEY")
+    pseudonym_key_file: Path | None = Field(default=None, alias="ADWH_PSEUDONYM_KEY_FILE")
+    rotate_pseudonym_key: bool = Field(default=False, alias="ADWH_ROTATE_PSEUDONYM_KEY")
 
-    @field_validator("lake_url", "raw_url", mode="before")
+    @field_validator("lake_url", "raw_url", "pseudonym_key", "pseudonym_key_file", mode="before")
     @classmethod
     def _blank_url_is_default(cls, value: object) -> object:
         return None if value == "" else value
+
+    def pseudonym_secret(self) -> bytes | None:
+        """The key a secret gives (the variable's, else the file's), or None: at least 32
+        bytes, since pseudonyms are only as private as the key is hard to guess."""
+        if self.pseudonym_key is not None:
+            key, setting = self.pseudonym_key.get_secret_value().encode(), "ADWH_PSEUDONYM_KEY"
+        elif self.pseudonym_key_file is not None:
+            setting = "ADWH_PSEUDONYM_KEY_FILE"
+            try:
+                key = self.pseudonym_key_file.read_bytes().strip()
+            except OSError as error:
+                raise ConfigurationError(
+                    f"{setting}: cannot read {self.pseudonym_key_file}: {error.strerror}"
+                ) from None
+        else:
+            return None
+        if len(key) < MIN_KEY_BYTES:
+            raise ConfigurationError(
+                f"{setting}: the key has {len(key)} bytes; give at least {MIN_KEY_BYTES} "
+                "(for example `openssl rand -hex 32`)"
+            )
+        return key
 
 
 class Settings(HomeSettings):

@@ -225,3 +225,74 @@ def test_tls_verification_is_off_only_when_the_client_is_told(served_over_tls):
         asyncio.run(me())
     assert not isinstance(refused.value, TransientError)  # not retried: it cannot get better
     assert asyncio.run(me(verify_tls=False))["object"]
+
+
+# ---------------------------------------------------------------------------- the pseudonym key
+CHANGES = ["run", "--start", "2026-11-01", "--end", "2026-11-22", "--tables", "advertising_changes"]
+KEY = "3f1e6a0c9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d"  # as `openssl rand -hex 24` prints
+
+
+def people(home: Path) -> set[str]:
+    """The pseudonyms the change log's actors got."""
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        query = "SELECT DISTINCT actor FROM advertising_changes WHERE actor LIKE 'person:%'"
+        return {actor for (actor,) in con.sql(query).fetchall()}
+
+
+def test_the_pseudonym_key_comes_from_a_secret_file_or_variable(
+    home, embedded, tmp_path, monkeypatch
+):
+    """A Docker or Kubernetes secret mounted as a file, or a variable: the same key gives the
+    same pseudonyms in any home, is kept in none, and a home without one makes its own."""
+    secret = tmp_path / "run-secrets" / "pseudonym_key"
+    secret.parent.mkdir()
+    secret.write_text(KEY + "\n")
+    monkeypatch.setenv("ADWH_PSEUDONYM_KEY_FILE", str(secret))
+    assert main(CHANGES) == 0
+    from_file = people(home)
+    assert from_file
+    assert not (home / "secrets" / "pseudonym.key").exists()
+    assert files_holding(home, KEY.encode()) == []
+
+    monkeypatch.delenv("ADWH_PSEUDONYM_KEY_FILE")
+    monkeypatch.setenv("ADWH_PSEUDONYM_KEY", KEY)
+    monkeypatch.setenv("ADWH_HOME", str(tmp_path / "variable"))
+    assert main(CHANGES) == 0
+    assert people(tmp_path / "variable") == from_file
+
+    monkeypatch.delenv("ADWH_PSEUDONYM_KEY")
+    monkeypatch.setenv("ADWH_HOME", str(tmp_path / "own"))
+    assert main(CHANGES) == 0
+    assert (tmp_path / "own" / "secrets" / "pseudonym.key").exists()
+    assert people(tmp_path / "own").isdisjoint(from_file)
+
+
+def test_a_run_with_another_pseudonym_key_is_refused_unless_told_to_rotate(
+    home, embedded, capsys, monkeypatch
+):
+    assert main(CHANGES) == 0  # with the key made under $ADWH_HOME/secrets
+    before = people(home)
+    monkeypatch.setenv("ADWH_PSEUDONYM_KEY", KEY)
+    capsys.readouterr()
+    assert main(CHANGES) == 2
+    err = capsys.readouterr().err.strip()
+    assert "ADWH_ROTATE_PSEUDONYM_KEY" in err and len(err.splitlines()) == 1
+    assert KEY not in err
+    assert people(home) == before
+    monkeypatch.setenv("ADWH_ROTATE_PSEUDONYM_KEY", "1")
+    assert main(CHANGES) == 0
+    monkeypatch.delenv("ADWH_ROTATE_PSEUDONYM_KEY")
+    assert main(CHANGES) == 0  # the secret's key is the one the data is written with now
+    assert people(home).isdisjoint(before)
+
+
+@pytest.mark.parametrize("setting", ["ADWH_PSEUDONYM_KEY", "ADWH_PSEUDONYM_KEY_FILE"])
+def test_a_short_or_unreadable_pseudonym_key_is_refused_naming_its_setting(
+    home, capsys, monkeypatch, tmp_path, setting
+):
+    value = "short" if setting == "ADWH_PSEUDONYM_KEY" else str(tmp_path / "no-such-secret")
+    monkeypatch.setenv(setting, value)
+    assert main(CHANGES) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"adwh: {setting}: ") and len(err.splitlines()) == 1
+    assert not home.exists()
