@@ -37,8 +37,9 @@ def pseudonym_key(home: Path, given: bytes | None = None, rotate: bool = False) 
             "ADWH_ROTATE_PSEUDONYM_KEY=1 for one run to rotate (deploy/README.md says what "
             "rotating does)"
         )
-    if held != fingerprint:
-        _write(folder / FINGERPRINT_FILE, fingerprint.encode())
+    kept = folder / FINGERPRINT_FILE
+    if held != fingerprint or not kept.exists():  # kept even when the key file is the source
+        _write(kept, fingerprint.encode())
     return key
 
 
@@ -49,9 +50,9 @@ def _fingerprint(key: bytes) -> str:
 def _held_fingerprint(folder: Path) -> str | None:
     """The fingerprint of the key the data was written with: kept beside it, or (a home from
     before fingerprints) that of the key file there."""
-    kept = folder / FINGERPRINT_FILE
-    if kept.exists():
-        return kept.read_text().strip()
+    fingerprint = folder / FINGERPRINT_FILE
+    if fingerprint.exists():
+        return fingerprint.read_text().strip()
     if (folder / KEY_FILE).exists():
         return _fingerprint((folder / KEY_FILE).read_bytes())
     return None

@@ -263,7 +263,10 @@ def test_the_pseudonym_key_comes_from_a_secret_file_or_variable(
     monkeypatch.delenv("ADWH_PSEUDONYM_KEY")
     monkeypatch.setenv("ADWH_HOME", str(tmp_path / "own"))
     assert main(CHANGES) == 0
-    assert (tmp_path / "own" / "secrets" / "pseudonym.key").exists()
+    assert {p.name for p in (tmp_path / "own" / "secrets").iterdir()} == {
+        "pseudonym.key",
+        "pseudonym.key.fingerprint",
+    }
     assert people(tmp_path / "own").isdisjoint(from_file)
 
 
