@@ -40,7 +40,8 @@ def _seconds(code: str) -> float:
 
 def startup(samples: int = 7) -> Startup:
     """Medians of `samples` alternated starts of each, after one of each to warm the cache."""
-    _seconds(DAGSTER), _seconds(EXTRACTION)
+    _seconds(DAGSTER)
+    _seconds(EXTRACTION)
     dagster, extraction = [], []
     for _ in range(samples):
         dagster.append(_seconds(DAGSTER))

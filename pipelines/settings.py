@@ -40,7 +40,7 @@ class HomeSettings(BaseSettings):
 
     @field_validator("lake_url", "raw_url", "pseudonym_key", "pseudonym_key_file", mode="before")
     @classmethod
-    def _blank_url_is_default(cls, value: object) -> object:
+    def _blank_is_default(cls, value: object) -> object:
         return None if value == "" else value
 
     def pseudonym_secret(self) -> bytes | None:

@@ -186,12 +186,11 @@ def _start_from_a_generation(home: Path, target: Path, building: Path) -> None:
         else:
             os.replace(previous, building)
             stored = _storage(building)
-            if stored is None:
-                building.unlink()  # its reader keeps it
-            else:
+            if stored is not None:  # nobody holds it
                 if stored != STORAGE_TAG:
-                    building.unlink()
+                    building.unlink()  # another format: written anew
                 return
+            building.unlink()  # its reader keeps it
     if target.exists():
         shutil.copyfile(target, building)
         if _storage(building) != STORAGE_TAG:
