@@ -7,6 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from bench.deployment import compose_service
+
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 
@@ -78,7 +80,7 @@ def test_the_helm_values_expose_the_ui_inside_the_cluster_only():
 
 
 def test_the_compose_proxy_runs_the_tested_caddyfile_with_the_users_file():
-    proxy = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]["proxy"]
+    proxy = compose_service("proxy")
     mounts = dict(volume.split(":")[:2] for volume in proxy["volumes"])
     assert mounts["./proxy/Caddyfile"] == "/etc/caddy/Caddyfile"
     assert mounts["./proxy/users"] == proxy["environment"]["ADWH_UI_USERS"]

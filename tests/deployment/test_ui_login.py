@@ -17,6 +17,7 @@ import pytest
 from bench.deployment import BIN, ROOT, free_port, listening, wait_until
 
 CADDY = shutil.which("caddy")
+CADDYFILE = str(ROOT / "deploy" / "proxy" / "Caddyfile")
 USER, PASSWORD = "alice", "correct horse battery staple"
 GRAPHQL = {"query": "{ version }"}
 
@@ -25,13 +26,16 @@ pytestmark = pytest.mark.timeout(300)
 
 @contextmanager
 def started(command: list[str], env: dict[str, str], logs: Path) -> Iterator[int]:
-    """`command` (with {port} in it) started on a free port of 127.0.0.1; its port once it
-    listens."""
+    """`command` started with `env` over this process's environment, `{port}` in either being
+    a free port of 127.0.0.1; that port once the process listens on it. Stopped after."""
 
     def start(port: int) -> subprocess.Popen:
+        argv = [word.format(port=port) for word in command]
+        given = {name: value.format(port=port) for name, value in env.items()}
         with logs.open("ab") as log:
-            argv = [word.format(port=port) for word in command]
-            return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+            return subprocess.Popen(
+                argv, env={**os.environ, **given}, stdout=log, stderr=subprocess.STDOUT
+            )
 
     process, port = listening(start, logs.parent)
     try:
@@ -42,10 +46,22 @@ def started(command: list[str], env: dict[str, str], logs: Path) -> Iterator[int
 
 
 @pytest.fixture(scope="module")
+def caddy() -> str:
+    """The machine's Caddy, or a skip with the reason (a failure in CI, where every deployment
+    test runs)."""
+    if CADDY is None:
+        reason = "no caddy on this machine for the login tests (apt-get install caddy)"
+        if os.environ.get("ADWH_REQUIRE_POSTGRES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return CADDY
+
+
+@pytest.fixture(scope="module")
 def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Dagster webserver on our definitions, as anyone reaching its port would find it."""
     folder = tmp_path_factory.mktemp("webserver")
-    env = {**os.environ, "DAGSTER_HOME": str(folder), "ADWH_HOME": str(folder / "home")}
+    env = {"DAGSTER_HOME": str(folder), "ADWH_HOME": str(folder / "home")}
     command = [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", "{port}"]
     with started([*command, "-m", "pipelines.definitions"], env, folder / "webserver.log") as port:
         url = f"http://127.0.0.1:{port}"
@@ -73,54 +89,35 @@ class Proxy:
 
 
 @pytest.fixture(scope="module")
-def proxy(webserver: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+def proxy(caddy: str, webserver: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     """deploy/proxy/Caddyfile as it is, run by the machine's Caddy with one user, in front of
     `webserver`."""
-    if CADDY is None:
-        reason = "no caddy on this machine for the login test (apt-get install caddy)"
-        if os.environ.get("ADWH_REQUIRE_POSTGRES"):  # CI: every deployment test runs
-            pytest.fail(reason)
-        pytest.skip(reason)
     folder = tmp_path_factory.mktemp("proxy")
     users = folder / "users"
-    users.write_text(f"{USER} {hashed(PASSWORD)}\n")
+    users.write_text(f"{USER} {hashed(caddy, PASSWORD)}\n")
     http_port = free_port()
     env = {
-        **os.environ,
         "ADWH_UI_USERS": str(users),
         "ADWH_UI_UPSTREAM": webserver.removeprefix("http://"),
-        "ADWH_PROXY_ADMIN": "localhost:0",
+        # The site's address and Caddy's HTTPS port agree, as on port 443.
+        "ADWH_UI_ADDRESS": "localhost:{port}",
+        "ADWH_PROXY_HTTPS_PORT": "{port}",
         "ADWH_PROXY_HTTP_PORT": str(http_port),
+        "ADWH_PROXY_ADMIN": "localhost:0",
         "XDG_DATA_HOME": str(folder / "data"),  # Caddy's authority and certificates
         "XDG_CONFIG_HOME": str(folder / "config"),
     }
-    config = str(ROOT / "deploy" / "proxy" / "Caddyfile")
-
-    def start(port: int) -> subprocess.Popen:
-        # The site's address and Caddy's HTTPS port agree, as on port 443.
-        site = {"ADWH_UI_ADDRESS": f"localhost:{port}", "ADWH_PROXY_HTTPS_PORT": str(port)}
-        with (folder / "caddy.log").open("ab") as log:
-            return subprocess.Popen(
-                [CADDY, "run", "--adapter", "caddyfile", "--config", config],
-                env={**env, **site},
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    process, port = listening(start, folder)
-    try:
+    command = [caddy, "run", "--adapter", "caddyfile", "--config", CADDYFILE]
+    with started(command, env, folder / "caddy.log") as port:
         authority = folder / "data" / "caddy" / "pki" / "authorities" / "local" / "root.crt"
         wait_until(authority.exists, "Caddy's authority", timeout=60, every=0.2)
         yield Proxy(f"https://localhost:{port}", f"http://localhost:{http_port}", authority)
-    finally:
-        process.terminate()
-        process.wait(30)
 
 
-def hashed(password: str) -> str:
+def hashed(caddy: str, password: str) -> str:
     """The hash an operator adds a user with (`caddy hash-password`, as deploy/README.md says)."""
     done = subprocess.run(
-        [CADDY, "hash-password", "--plaintext", password],
+        [caddy, "hash-password", "--plaintext", password],
         capture_output=True,
         text=True,
         check=True,
@@ -160,17 +157,13 @@ def test_plain_http_only_redirects_to_tls(proxy):
 
 
 @pytest.mark.parametrize("users", ["", None], ids=["empty", "missing"])
-def test_with_no_users_the_proxy_refuses_to_start(users, tmp_path):
+def test_with_no_users_the_proxy_refuses_to_start(caddy, users, tmp_path):
     """No user file, or an empty one, must not mean an open door."""
-    if CADDY is None:
-        pytest.skip("no caddy on this machine (apt-get install caddy)")
     if users is not None:
         (tmp_path / "users").write_text(users)
-    env = {**os.environ, "ADWH_UI_USERS": str(tmp_path / "users")}
-    config = str(ROOT / "deploy" / "proxy" / "Caddyfile")
     done = subprocess.run(
-        [CADDY, "adapt", "--adapter", "caddyfile", "--config", config],
-        env=env,
+        [caddy, "adapt", "--adapter", "caddyfile", "--config", CADDYFILE],
+        env={**os.environ, "ADWH_UI_USERS": str(tmp_path / "users")},
         capture_output=True,
         text=True,
     )
