@@ -42,7 +42,7 @@ from bench.deployment import (
     wait_until,
 )
 from pipelines.backfill import launch_backfills
-from pipelines.fanout import ACCOUNT_TAG
+from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.settings import load_settings
 from warehouse.lake import Lake
 
@@ -134,7 +134,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                 launch_backfills(load_settings(), start, end)
                 wait_until(lambda: _settled(instance), "the runs", timeout=7200)
                 records = [
-                    r for r in instance.get_run_records() if ACCOUNT_TAG in r.dagster_run.tags
+                    r for r in instance.get_run_records() if ACCOUNTS_TAG in r.dagster_run.tags
                 ]
                 extracted = max(r.end_time for r in records)
                 cpu_after, parts_after = psutil.cpu_times(), cpu_by_part(parts)
@@ -240,7 +240,7 @@ def _settled(instance: dg.DagsterInstance) -> bool:
     run may have started."""
     if not backfills_launched(instance):
         return False
-    runs = [r for r in instance.get_runs() if ACCOUNT_TAG in r.tags]
+    runs = [r for r in instance.get_runs() if ACCOUNTS_TAG in r.tags]
     return bool(runs) and all(r.status in FINISHED for r in runs)
 
 
@@ -255,7 +255,8 @@ def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[
         f"{days} days, handed to the deployment of `deploy/` (PostgreSQL "
         f"{'through PgBouncer' if POOLER != 'direct' else 'directly'}, the queued run "
         "coordinator, code server, webserver, daemon on this machine) by `adwh backfill`: one "
-        "backfill per account, each a run of the days and a run of current state. The sandbox "
+        "backfill per pack of accounts (`pipelines/fanout.py`), each a run of the days (at most "
+        "31) and a run of current state. The sandbox "
         "serves over HTTP on the same machine. Wall times in seconds from the launch; memory is "
         "each run's process, in MiB; commits are the runs' Delta commits.",
         "",

@@ -65,8 +65,8 @@ class CountingPlan(FaultPlan):
 
     dealt: Counter = field(default_factory=Counter, compare=False, repr=False)
 
-    def pick(self, request_number: int) -> str | None:
-        fault = super().pick(request_number)
+    def pick(self, request_number: int, account: str | None = None) -> str | None:
+        fault = super().pick(request_number, account)
         self.dealt[fault or "none"] += 1
         return fault
 

@@ -1,11 +1,11 @@
 """`adwh backfill`: a range of days for every account, as Dagster backfills the daemon runs.
 
 `adwh run` extracts every account in one process; an agency's year of hundreds of accounts needs
-many small runs instead, each retryable alone, spread over the run queue's workers (one machine
-or many, `deploy/`). This hands the work to a running Dagster webserver: one backfill per
-account, tagged with the account and the key's digest (`pipelines/fanout.py`), whose backfill
-policy cuts it into runs of at most a week of days. The warehouse is not part of them: the
-warehouse_refresh sensor builds it once, after the last run.
+many runs instead, each retryable alone, spread over the run queue's workers (one machine or
+many, `deploy/`). This hands the work to a running Dagster webserver: one backfill per pack of
+accounts (`pipelines/fanout.py`: small accounts together, a large one alone), tagged with the
+pack and the key's digest, whose backfill policy cuts it into runs of at most 31 days. The
+warehouse is not part of them: the warehouse_refresh sensor builds it once, after the last run.
 
 Dagster's Python GraphQL client launches jobs but not backfills, so the one mutation is sent
 here with httpx.
@@ -16,7 +16,7 @@ from datetime import date, timedelta
 
 import httpx
 
-from pipelines.fanout import ACCOUNT_TAG, account_runs
+from pipelines.fanout import ACCOUNTS_TAG, pack_runs
 from pipelines.partitions import BACKFILL_DAYS_PER_RUN
 from pipelines.settings import Settings
 
@@ -37,7 +37,7 @@ class BackfillError(RuntimeError):
 
 @dataclass(frozen=True)
 class Launched:
-    account: str
+    accounts: tuple[str, ...]
     backfill_id: str
     runs: int
 
@@ -45,8 +45,8 @@ class Launched:
 def launch_backfills(
     settings: Settings, start: date, end: date, accounts: list[str] | None = None
 ) -> list[Launched]:
-    """One backfill of every table over [start, end] per account (all the key reaches unless
-    `accounts` are given)."""
+    """One backfill of every table over [start, end] per pack of accounts (all the key reaches
+    unless `accounts` are given)."""
     from pipelines.definitions import FAMILY_ASSETS
 
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
@@ -55,7 +55,7 @@ def launch_backfills(
     runs = -(-len(days) // BACKFILL_DAYS_PER_RUN) + 1
     launched = []
     with httpx.Client(base_url=settings.dagster_url, timeout=60) as client:
-        for tags in account_runs(settings, accounts):
+        for tags in pack_runs(settings, len(days), accounts):
             params = {
                 "assetSelection": tables,
                 "partitionNames": days,
@@ -63,7 +63,7 @@ def launch_backfills(
                 "title": f"adwh backfill {start}..{end}",
             }
             backfill_id = _launch(client, settings.dagster_url, params)
-            launched.append(Launched(tags[ACCOUNT_TAG], backfill_id, runs))
+            launched.append(Launched(tuple(tags[ACCOUNTS_TAG].split(",")), backfill_id, runs))
     return launched
 
 

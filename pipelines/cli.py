@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--end", type=_date, help="last date (YYYY-MM-DD), inclusive")
     run.add_argument("--tables", default="", help="comma-separated tables (default: all)")
     backfill = commands.add_parser(
-        "backfill", help="a range for each account as Dagster backfills, run by the daemon"
+        "backfill", help="a range for every account as Dagster backfills, small accounts packed"
     )
     backfill.add_argument("--start", type=_date, required=True)
     backfill.add_argument("--end", type=_date, required=True)
@@ -221,10 +221,13 @@ def command_backfill(settings: Settings, start: date, end: date, accounts: str) 
     except BackfillError as error:
         raise UsageError(str(error)) from None
     for backfill in launched:
-        print(f"{backfill.account}: backfill {backfill.backfill_id} ({backfill.runs} runs)")
+        accounts = ", ".join(backfill.accounts)
+        print(f"backfill {backfill.backfill_id} ({backfill.runs} runs): {accounts}")
+    reached = sum(len(backfill.accounts) for backfill in launched)
     print(
-        f"{len(launched)} backfills of {start}..{end} queued; follow them at "
-        f"{settings.dagster_url}/overview/backfills (the warehouse is built after the last run)"
+        f"{len(launched)} backfills of {start}..{end} for {reached} accounts queued; follow "
+        f"them at {settings.dagster_url}/overview/backfills (the warehouse is built after the "
+        "last run)"
     )
     return 0
 

@@ -11,6 +11,7 @@ ends: DuckDB's bindings report every object of theirs still alive then as leaked
 
 import atexit
 import gc
+import hashlib
 import sys
 
 import dagster as dg
@@ -24,7 +25,7 @@ from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_h
 from assets.marts import warehouse_marts
 from assets.metrics import METRICS_ASSETS
 from pipelines.automation import warehouse_refresh_sensor
-from pipelines.fanout import ACCOUNT_TAG, EXTRACT_JOB, account_runs
+from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, pack_runs
 from pipelines.partitions import daily_range, pending_economics_since, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
@@ -46,8 +47,8 @@ extract_job = dg.define_asset_job(
     EXTRACT_JOB,
     selection=dg.AssetSelection.assets(*FAMILY_ASSETS),
     description="Every table for a range of days, without the warehouse: the job of the daily "
-    "schedule's and `adwh backfill`'s runs, one per account (tag adwh/account); the warehouse "
-    "is built once after them by the warehouse_refresh sensor.",
+    "schedule's and `adwh backfill`'s runs, each over a pack of accounts (tag adwh/accounts); "
+    "the warehouse is built once after them by the warehouse_refresh sensor.",
 )
 
 
@@ -57,9 +58,10 @@ extract_job = dg.define_asset_job(
     job=extract_job,
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="06:00 UTC, after the service's optimizer (03:00): yesterday plus the lookback "
-    "days that late data needs, one run per account the key reaches; the warehouse_refresh "
-    "sensor builds the warehouse once they are all done. Off after set-up: start it in the UI "
-    "(Automation) or with `dagster schedule start daily_schedule`.",
+    "days that late data needs, for every account the key reaches, small accounts packed into "
+    "one run; the warehouse_refresh sensor builds the warehouse once they are all done. Off "
+    "after set-up: start it in the UI (Automation) or with `dagster schedule start "
+    "daily_schedule`.",
 )
 def daily_schedule(
     context: dg.ScheduleEvaluationContext, service: ServiceResource, warehouse: WarehouseResource
@@ -69,10 +71,16 @@ def daily_schedule(
     start, end = daily_range(today, pending_economics_since(warehouse.destination().lake, today))
     return [
         dg.RunRequest(
-            run_key=f"daily-{end}-{tags[ACCOUNT_TAG]}", tags={**range_tags(start, end), **tags}
+            run_key=f"daily-{end}-{pack_key(tags[ACCOUNTS_TAG])}",
+            tags={**range_tags(start, end), **tags},
         )
-        for tags in account_runs(settings)
+        for tags in pack_runs(settings, (end - start).days + 1)
     ]
+
+
+def pack_key(accounts: str) -> str:
+    """A run key's part for a pack: short whatever the pack's size, the same for the same pack."""
+    return hashlib.sha256(accounts.encode()).hexdigest()[:12]
 
 
 defs = dg.Definitions(

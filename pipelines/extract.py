@@ -6,6 +6,11 @@ partitions published before the next window is fetched, so memory stays flat and
 late in a backfill keeps what was published before it. A partition that breaks its contract
 is held back, the others are published, and the outcome names every partition held back.
 
+Accounts fail alone: a run packs many small accounts, and one whose pages cannot be fetched
+(after the client's retries) is taken out of the window and not asked for again by this
+source; the others' rows are published, and the outcome names the account and why, for the
+step to fail on and its retry to fetch that account alone (`pipelines/runner.py`).
+
 `rebuild_source` runs the same stages from the raw pages already landed, spending no credits.
 Each stage is a module of `pipelines/stages/`.
 """
@@ -14,6 +19,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 
+from pipelines.client.accounts import no_longer_reached
 from pipelines.client.windows import days_of, extract_windows
 from pipelines.destination import Destination
 from pipelines.session import Session
@@ -46,19 +52,31 @@ async def extract_source(
     start = within_retention(session, source, start, reference)
     if start > end:
         return outcomes
+    failed: dict[str, Exception] = {a: no_longer_reached(a) for a in session.unreachable}
     for first, last in extract_windows(start, end) if source.dated else [(start, start)]:
         with spools(dest, source) as tables:
             typist = Typist(dest, source, tables, outcomes)
             for account in session.accounts:
+                if account.id in failed:
+                    continue
                 folder = dest.raw.fetch_dir(source.name, account.id, first, last, source.dated)
                 pages = source.stream(session, account, first, last)
                 landed = land(dest.raw, folder, pages, extracted_at, context)
-                await typist.type_stream(landed, Origin(account.id, extracted_at, context))
-            accounts = [account.id for account in session.accounts]
+                try:
+                    await typist.type_stream(landed, Origin(account.id, extracted_at, context))
+                except Exception as error:  # the account's alone: reported by the step
+                    failed[account.id] = error
+                    for spool in tables.values():
+                        spool.discard(account.id)
+            accounts = [account.id for account in session.accounts if account.id not in failed]
+            if not accounts:
+                break
             covered = Covered(days_of(first, last), accounts, run_id)
             await asyncio.get_running_loop().run_in_executor(
                 PUBLISHER, publish, dest, source, tables, covered, outcomes
             )
+    for outcome in outcomes.values():
+        outcome.failed_accounts = failed
     return outcomes
 
 

@@ -1,28 +1,87 @@
-"""One run per account: how the accounts a key reaches fan out over Dagster runs.
+"""Runs sized by work: how the accounts a key reaches are packed into Dagster runs.
 
-An agency's key reaches hundreds of client accounts. Each is extracted by runs of its own,
-tagged with the account (`adwh/account`), so a backfill of 300 accounts by a year becomes many
-small runs, each retryable alone, that the run queue spreads over processes or machines. Each
-run replaces only its account's rows in the shared lake (Delta commits by predicate), so runs of
-different accounts land side by side.
+An agency's key reaches hundreds of client accounts, most of them small. A run has a fixed cost
+(a process, Dagster and the definitions loaded, its events: a few CPU seconds) that a small
+account's pages do not cover: one run per account spent most of a backfill starting runs
+(bench/SCALE.md). So accounts are packed: a run extracts a pack of small accounts, and an
+account gets a run of its own only when its own work is large. Each run replaces only its
+accounts' rows in the shared lake (Delta commits by predicate), so runs land side by side.
 
-Accounts are run tags rather than a second partition dimension: 300 accounts by 1,000 days would
-be 300k partitions, past what Dagster advises per asset, and its two-dimensional backfills still
-have open issues; a tag costs nothing, and the daily partitions stay the one dimension the UI
-shows. Every run of a key also carries `adwh/key` (a digest of the key, never the key), which the
-deployment's queue limits so one key is never hit by more runs than it tolerates.
+A run's accounts are its tags: `adwh/accounts` (the pack, comma-separated) and `adwh/key` (a
+digest of the key, never the key), which the deployment's queue limits so one key is never hit
+by more runs than it tolerates. An account that fails in a pack does not fail the others
+(`pipelines/extract.py`); its step fails, tags the run with the accounts to fetch again
+(`adwh/retry-accounts.<step>`), and the retry Dagster launches inherits the tags, so it fetches
+those accounts alone.
+
+Accounts are tags rather than a second partition dimension: 300 accounts by 1,000 days would
+be 300k partitions, past what Dagster advises per asset; a tag costs nothing, and the daily
+partitions stay the one dimension the UI shows.
 """
 
 import asyncio
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pipelines.settings import Settings
 
-ACCOUNT_TAG = "adwh/account"
+ACCOUNTS_TAG = "adwh/accounts"
 KEY_TAG = "adwh/key"
-# The job of one account's runs: every table, not the warehouse (built once after them all).
+RETRY_TAG_PREFIX = "adwh/retry-accounts."
+# The job of the packs' runs: every table, not the warehouse (built once after them all).
 EXTRACT_JOB = "extract"
+
+# A pack's size. Rows per run: what one run extracts in about a minute here, its fixed cost a
+# few percent of it; an account whose own days reach half of it runs alone. Accounts per run:
+# a run fetches its accounts one after another per table, so ten small accounts (~1,700 pages
+# in 30 days of the sandbox's `small`) already make its start-up a small part, and a backfill
+# of fifty still spreads over the run queue's slots rather than waiting on one run.
+ROWS_PER_RUN = 200_000
+ACCOUNTS_PER_RUN = 10
+# An account the lake holds nothing of yet is guessed small: its first runs measure it.
+UNKNOWN_ROWS_PER_DAY = 500
+
+
+@dataclass(frozen=True)
+class Pack:
+    """The accounts of one run, and the rows they are expected to bring."""
+
+    accounts: tuple[str, ...]
+    rows: int
+
+
+def pack_accounts(
+    rows_per_day: Mapping[str, int],
+    days: int,
+    rows_per_run: int = ROWS_PER_RUN,
+    accounts_per_run: int = ACCOUNTS_PER_RUN,
+) -> list[Pack]:
+    """Accounts (each with its expected rows per day) packed into runs of `days` days: the
+    largest first, each into the first pack it fits (by rows and by count); an account
+    expected to bring half a run's rows or more runs alone. Deterministic: the same accounts
+    and sizes give the same packs, so the schedule's run keys are stable."""
+    alone = rows_per_run // 2
+    packs: list[list[str]] = []
+    rows: list[int] = []
+    for account in sorted(rows_per_day, key=lambda a: (-rows_per_day[a], a)):
+        work = rows_per_day[account] * max(days, 1)
+        fits = (
+            i
+            for i, pack in enumerate(packs)
+            if work < alone
+            and rows[i] < alone
+            and rows[i] + work <= rows_per_run
+            and len(pack) < accounts_per_run
+        )
+        target = next(fits, None)
+        if target is None:
+            packs.append([account])
+            rows.append(work)
+        else:
+            packs[target].append(account)
+            rows[target] += work
+    return [Pack(tuple(sorted(p)), r) for p, r in zip(packs, rows, strict=True)]
 
 
 def key_tag(settings: Settings) -> str:
@@ -30,12 +89,18 @@ def key_tag(settings: Settings) -> str:
     return hashlib.sha256(settings.secret_key.get_secret_value().encode()).hexdigest()[:12]
 
 
-def for_run(settings: Settings, tags: Mapping[str, str]) -> Settings:
-    """The settings of a run: an account-tagged run extracts that account alone."""
-    account = tags.get(ACCOUNT_TAG)
-    if not account:
+def retry_tag(step: str) -> str:
+    """The tag naming the accounts a retry of `step` fetches (those that failed in it)."""
+    return RETRY_TAG_PREFIX + step
+
+
+def for_run(settings: Settings, tags: Mapping[str, str], step: str = "") -> Settings:
+    """The settings of a run's step: a retried step fetches the accounts that failed in it, a
+    packed run its pack; an untagged run (`adwh run`) what the settings name."""
+    accounts = tags.get(retry_tag(step)) or tags.get(ACCOUNTS_TAG)
+    if not accounts:
         return settings
-    return settings.model_copy(update={"account_ids": (account,)})
+    return settings.model_copy(update={"account_ids": tuple(accounts.split(","))})
 
 
 def account_ids(settings: Settings) -> list[str]:
@@ -50,7 +115,17 @@ def account_ids(settings: Settings) -> list[str]:
     return asyncio.run(go())
 
 
-def account_runs(settings: Settings, accounts: list[str] | None = None) -> list[dict[str, str]]:
-    """The tags of one run per account (all the key reaches unless `accounts` are given)."""
+def pack_runs(
+    settings: Settings, days: int, accounts: list[str] | None = None
+) -> list[dict[str, str]]:
+    """The tags of the runs extracting `days` days of `accounts` (all the key reaches unless
+    given), packed by the rows per day each account brought to the lake's newest day."""
+    from pipelines.destination import Destination
+
+    wanted = accounts or account_ids(settings)
+    held = Destination.of(settings).lake.rows_per_account_day()
+    sizes = {account: held.get(account, UNKNOWN_ROWS_PER_DAY) for account in wanted}
     key = key_tag(settings)
-    return [{ACCOUNT_TAG: a, KEY_TAG: key} for a in accounts or account_ids(settings)]
+    return [
+        {ACCOUNTS_TAG: ",".join(pack.accounts), KEY_TAG: key} for pack in pack_accounts(sizes, days)
+    ]

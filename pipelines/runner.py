@@ -16,7 +16,7 @@ from pydantic import Field
 
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
-from pipelines.fanout import for_run
+from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
@@ -78,8 +78,11 @@ def materialize_sources(
     """Extract `sources` side by side and report each table.
 
     A source that fails does not stop the others: theirs are published and reported, then the
-    step fails with the first error, naming its source."""
-    settings = for_run(service.settings(warehouse), context.run.tags)
+    step fails with the first error, naming its source. An account that fails does not stop
+    the others either: the step fails naming it, after tagging the run with it, so the retry
+    fetches it alone (`pipelines/fanout.py`)."""
+    step = context.assets_def.node_def.name
+    settings = for_run(service.settings(warehouse), context.run.tags, step)
     ranges = [date_range(context, source, settings.today) for source in sources]
     if config.from_raw:
         outcomes, stats = _from_raw(context, warehouse, sources, ranges), None
@@ -93,8 +96,38 @@ def materialize_sources(
             continue
         counts = stats[i] if stats else RunStats()
         yield from _results(context, selected, outcome, counts, start, end)
+    failed = failed_accounts(outcomes)
+    if failed and not failures:  # a source failed whole: its retry needs every account
+        context.instance.add_run_tags(context.run.run_id, {retry_tag(step): ",".join(failed)})
     if failures:
         raise failures[0]
+    if failed:
+        raise accounts_failed(failed)
+
+
+def failed_accounts(outcomes: Sequence[Outcomes | BaseException]) -> dict[str, Exception]:
+    """Each account that failed in any source of the step, with its first error."""
+    failed: dict[str, Exception] = {}
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            continue
+        for table in outcome.values():
+            for account, error in table.failed_accounts.items():
+                failed.setdefault(account, error)
+    return dict(sorted(failed.items()))
+
+
+class AccountsFailedError(RuntimeError):
+    """Accounts of a packed run could not be fetched; the others were published."""
+
+
+def accounts_failed(failed: dict[str, Exception]) -> AccountsFailedError:
+    """What the step fails with: each account named with its error (the error alone would not
+    say which account of the pack it was)."""
+    named = "; ".join(f"account {account}: {error}" for account, error in failed.items())
+    return AccountsFailedError(
+        named if len(failed) == 1 else f"{len(failed)} accounts could not be fetched: {named}"
+    )
 
 
 def _from_service(
@@ -117,6 +150,7 @@ def _from_service(
             preset=service.sandbox_preset,
             timeout=service.http_timeout(),
             retry=service.retry_policy(),
+            packed=ACCOUNTS_TAG in context.run.tags,
         ) as session:
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]

@@ -11,6 +11,7 @@ from pipelines.client.accounts import (
     AccountRef,
     Credential,
     describe_credential,
+    listed_accounts,
     reachable_accounts,
 )
 from pipelines.client.http import RetryPolicy, ServiceClient
@@ -31,6 +32,8 @@ class Session:
     caps: WindowCaps
     today: date
     warnings: list[str] = field(default_factory=list)
+    # Accounts the run was given that the key no longer lists (`packed` sessions only).
+    unreachable: list[str] = field(default_factory=list)
 
 
 @asynccontextmanager
@@ -41,7 +44,10 @@ async def open_session(
     preset: str = DEFAULT_PRESET,
     timeout: httpx.Timeout | None = None,
     retry: RetryPolicy | None = None,
+    packed: bool = False,
 ) -> AsyncIterator[Session]:
+    """`packed`: the accounts come from a run's pack, not from the user; one the key no longer
+    reaches fails alone (`session.unreachable`) instead of the whole run."""
     if settings.uses_sandbox:
         transport = load_plugin(settings.sandbox).transport(preset, settings.today)
         base_url = SANDBOX_URL
@@ -56,5 +62,11 @@ async def open_session(
         retry=retry,
     ) as client:
         credential = await describe_credential(client)
-        accounts = await reachable_accounts(client, credential, settings.account_ids)
-        yield Session(client, credential, accounts, WindowCaps(), settings.today)
+        if packed:
+            accounts, unreachable = await listed_accounts(client, credential, settings.account_ids)
+        else:
+            accounts = await reachable_accounts(client, credential, settings.account_ids)
+            unreachable = []
+        yield Session(
+            client, credential, accounts, WindowCaps(), settings.today, unreachable=unreachable
+        )

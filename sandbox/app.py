@@ -27,7 +27,9 @@ class SandboxApp:
             return
         self._counter += 1
         number = self._counter
-        fault = self.service.faults.pick(number) if scope["path"] != "/health" else None
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        account = headers.get("service-account")
+        fault = self.service.faults.pick(number, account) if scope["path"] != "/health" else None
         if fault == "slow":
             await asyncio.sleep(self.service.faults.slow_seconds)
         if fault == "429":
@@ -45,7 +47,6 @@ class SandboxApp:
         if fault == "502":  # a gateway's answer: no body at all
             await _respond(send, 502, b"", [])
             return
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         query = parse_qsl(scope["query_string"].decode(), keep_blank_values=True)
         status, body, extra = self.service.handle(scope["method"], scope["path"], query, headers)
         # Variant 0 is plain orjson; others may write money as JSON numbers (`variants.py`).

@@ -35,9 +35,14 @@ class FaultPlan:
     # How Retry-After is written (RFC 9110 10.2.3), one form per 429 drawn from these: "seconds"
     # (retry_after_seconds), "http-date" (now) or "past-date" (PAST_HTTP_DATE).
     retry_after_forms: tuple[str, ...] = ("seconds",)
+    # Only requests naming one of these accounts (Service-Account) meet faults: one client
+    # account of an agency in trouble while the others answer. Empty: every request.
+    accounts: tuple[str, ...] = ()
 
-    def pick(self, request_number: int) -> str | None:
-        """The fault for the n-th request, or None."""
+    def pick(self, request_number: int, account: str | None = None) -> str | None:
+        """The fault for the n-th request (naming `account`), or None."""
+        if self.accounts and account not in self.accounts:
+            return None
         u = unit(self.seed, "fault", request_number)
         for name, rate in (
             ("429", self.rate_429),

@@ -109,7 +109,7 @@ Change log (/v1/advertising-changes)
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 
 import numpy as np
@@ -273,6 +273,21 @@ class SandboxService:
     ) -> None:
         """Register another credential (agency keys, narrower scopes) for tests."""
         self.keys[key] = KeySpec(kind, frozenset(scopes), accounts)
+
+    def withdraw(self, account_id: str, key: str | None = None) -> None:
+        """The client account takes back its invitation: the agency key (the first, unless
+        `key` is named) no longer lists it, and a call naming it gets the spec's explicit 403."""
+        name = key or next(iter(self.keys))
+        spec = self.keys[name]
+        index = self.account_by_id[account_id].index
+        self.keys[name] = replace(spec, accounts=tuple(i for i in spec.accounts if i != index))
+
+    def invite(self, account_id: str, key: str | None = None) -> None:
+        """The client account shares itself with the agency key again."""
+        name = key or next(iter(self.keys))
+        spec = self.keys[name]
+        index = self.account_by_id[account_id].index
+        self.keys[name] = replace(spec, accounts=tuple(sorted({*spec.accounts, index})))
 
     @property
     def main_account(self) -> Account:

@@ -322,6 +322,21 @@ class Lake:
         root = Path(self.uri(name)).absolute()
         return [str(root / unquote(path)) for path, day in snapshot.files.items() if day in wanted]
 
+    def rows_per_account_day(self) -> dict[str, int]:
+        """Each account's rows on the newest day the dated tables hold, summed over them: what
+        a day of that account weighs (the runs are packed by it). Only that day's files are
+        read."""
+        counts: dict[str, int] = {}
+        for name in self.tables():
+            snapshot = None if TABLES[name].layout is Layout.SNAPSHOT else self.snapshot(name)
+            if not snapshot or not snapshot.files:
+                continue
+            newest = date.fromisoformat(str(max(snapshot.files.values())))
+            rows = pl.scan_pyarrow_dataset(self.dataset(name, days=[newest]))
+            for account, count in rows.group_by("account_id").len().collect().iter_rows():
+                counts[account] = counts.get(account, 0) + count
+        return counts
+
     def earliest(self, name: str, condition: str, since: date | None = None) -> date | None:
         """The first date of table `name` (from `since` on) with a row meeting `condition`
         (SQL), or None."""

@@ -31,16 +31,29 @@ class Spool:
         self.slice_rows = slice_rows
         self.folder = staging / f"spool-{schema.name}-{uuid.uuid4().hex}"
         self.files: list[Path] = []
+        self._owners: dict[Path, str] = {}
         self._shapes: set[tuple] = set()
+        self._written = 0
 
-    def append(self, frame: pl.DataFrame) -> None:
+    def append(self, frame: pl.DataFrame, account: str = "") -> None:
+        """Spool a batch; `account`: whose fetch it came from (one account per batch), so that
+        an account whose fetch fails later in the window can be taken out whole."""
         if frame.is_empty():
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"batch-{len(self.files):05d}.parquet"
+        path = self.folder / f"batch-{self._written:05d}.parquet"
+        self._written += 1
         frame.write_parquet(path, compression="lz4")
         self.files.append(path)
+        self._owners[path] = account
         self._shapes.add(tuple(frame.schema.items()))
+
+    def discard(self, account: str) -> None:
+        """Take out every batch of `account`: its fetch failed, so the window publishes the
+        other accounts and leaves this one's rows in the lake as they were."""
+        for path in [p for p in self.files if self._owners[p] == account]:
+            self.files.remove(path)
+            path.unlink()
 
     def _scan(self) -> pl.LazyFrame:
         if len(self._shapes) == 1:

@@ -46,17 +46,33 @@ async def reachable_accounts(
     client: ServiceClient, credential: Credential, wanted: tuple[str, ...] = ()
 ) -> list[AccountRef]:
     """The accounts to extract: every listed one, or those `ADS_ACCOUNT_IDS` names."""
+    chosen, unreachable = await listed_accounts(client, credential, wanted)
+    if unreachable:
+        raise ForbiddenError(
+            "GET /v1/accounts",
+            403,
+            f"ADS_ACCOUNT_IDS names accounts this key cannot reach: {', '.join(unreachable)}",
+        )
+    return chosen
+
+
+async def listed_accounts(
+    client: ServiceClient, credential: Credential, wanted: tuple[str, ...] = ()
+) -> tuple[list[AccountRef], list[str]]:
+    """The accounts to extract (every listed one, or those of `wanted` the key reaches), and
+    those of `wanted` it does not reach (an agency's client took its invitation back)."""
     listed: dict[str, str | None] = {}
     async for page in cursor_pages(client, "/v1/accounts"):
         for row in page.rows:
             listed[row["id"]] = row.get("name")
-    unknown = [a for a in wanted if a not in listed]
-    if unknown:
-        raise ForbiddenError(
-            "GET /v1/accounts",
-            403,
-            f"ADS_ACCOUNT_IDS names accounts this key cannot reach: {', '.join(unknown)}",
-        )
-    chosen = wanted or tuple(listed)
+    unreachable = [a for a in wanted if a not in listed]
+    chosen = [a for a in wanted if a in listed] if wanted else list(listed)
     agency = credential.account_required or credential.subject_type == "agency"
-    return [AccountRef(a, listed[a], a if agency else None) for a in chosen]
+    return [AccountRef(a, listed[a], a if agency else None) for a in chosen], unreachable
+
+
+def no_longer_reached(account: str) -> ForbiddenError:
+    """A packed run's account the key stopped reaching between packing and the run."""
+    return ForbiddenError(
+        "GET /v1/accounts", 403, f"the key no longer reaches account {account} (not listed)"
+    )

@@ -19,6 +19,9 @@ class TableOutcome:
     held_days: set[date] = field(default_factory=set)  # partitions with a bad value
     held_all: bool = False  # a bad value whose partition cannot be told
     rows_by_day: dict[date, int] = field(default_factory=dict)  # published, per partition
+    rows_by_account: dict[str, int] = field(default_factory=dict)  # published, per account
+    # Accounts whose pages could not be fetched, and why: their rows keep the lake's state.
+    failed_accounts: dict[str, Exception] = field(default_factory=dict)
 
     def hold(self, day: date | None, message: str) -> None:
         """Keep a partition's previous state: something in it cannot be published."""
@@ -33,6 +36,8 @@ class TableOutcome:
         self.rows += frame.height
         for day, rows in frame.group_by("date").len().iter_rows():
             self.rows_by_day[day] = self.rows_by_day.get(day, 0) + rows
+        for account, rows in frame.group_by("account_id").len().iter_rows():
+            self.rows_by_account[account] = self.rows_by_account.get(account, 0) + rows
 
     def partition_metadata(self, day: date) -> dict[str, object]:
         """What one partition of a run holds: its own rows, and whether it was held back."""
@@ -45,6 +50,8 @@ class TableOutcome:
             "lake_files": self.files,
             "schema_changes": "; ".join(self.schema_changes) or "none",
             "held_back": len(self.held_back),
+            "rows_by_account": dict(sorted(self.rows_by_account.items())),  # JSON in the UI
+            "failed_accounts": ", ".join(sorted(self.failed_accounts)) or "none",
         }
 
 

@@ -65,7 +65,7 @@ def publish_dated(dest: Destination, spool: Spool, covered: Covered, outcome: Ta
         outcome.files += dest.lake.publish(
             schema, rows, good_days, covered.accounts, covered.run_id
         )
-        outcome.published(rows.select("date"))
+        outcome.published(rows.select("date", "account_id"))
         outcome.partitions += len(good_days)
 
 

@@ -99,7 +99,7 @@ class Typist:
             frame = self._evolved_frame(output, spool, batch, origin)
             if keep is not None:
                 frame = frame.filter(pl.col("date").is_in(keep))
-            spool.append(frame)
+            spool.append(frame, origin.account_id)
 
     def _evolved_frame(
         self, output: Output, spool: Spool, batch: list[Located], origin: Origin

@@ -1,6 +1,6 @@
-"""Runs fanned out by account through the production instance (PostgreSQL, queue, daemon) give
-exactly the warehouse of one run in process, and a run killed midway loses nothing when it is
-run again."""
+"""Runs of packed accounts through the production instance (PostgreSQL, queue, daemon) give
+exactly the warehouse of one run in process: an account that fails in a pack is retried alone,
+and a run killed midway loses nothing when it is run again."""
 
 import os
 import shutil
@@ -20,7 +20,7 @@ from bench.scenarios import warehouse_digest
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS
 from pipelines.execute import run_pipeline
-from pipelines.fanout import ACCOUNT_TAG
+from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
 from pipelines.partitions import RANGE_START_TAG
 from pipelines.settings import load_settings
 from sandbox.service import SandboxService
@@ -48,19 +48,19 @@ def use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def extract_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
-    return [r for r in instance.get_runs() if ACCOUNT_TAG in r.tags]
+    return [r for r in instance.get_runs() if ACCOUNTS_TAG in r.tags]
 
 
 def last_end(instance: dg.DagsterInstance) -> float:
     records = instance.get_run_records()
-    return max(r.end_time or 0 for r in records if ACCOUNT_TAG in r.dagster_run.tags)
+    return max(r.end_time or 0 for r in records if ACCOUNTS_TAG in r.dagster_run.tags)
 
 
 def peak_runs_at_once(instance: dg.DagsterInstance) -> int:
     spans = [
         (r.start_time, r.end_time)
         for r in instance.get_run_records()
-        if ACCOUNT_TAG in r.dagster_run.tags and r.start_time and r.end_time
+        if ACCOUNTS_TAG in r.dagster_run.tags and r.start_time and r.end_time
     ]
     return max(sum(s <= t < e for s, e in spans) for t, _ in spans)
 
@@ -102,23 +102,52 @@ def agency_deployment(
             yield agency, deploy
 
 
-@pytest.mark.parametrize("dagster_database", ["direct", "pgbouncer"], indirect=True)
-def test_a_backfill_of_3_accounts_2_runs_at_once_equals_one_run_in_process(
+RETRY_NUMBER = "dagster/retry_number"
+
+
+def fetched_alone(run: dg.DagsterRun) -> set[str]:
+    """The accounts a retried run's tags have it fetch (its failed steps' accounts)."""
+    return {v for k, v in run.tags.items() if k.startswith(RETRY_TAG_PREFIX)}
+
+
+# Through PgBouncer, as deploy/compose.yaml runs it (the kill test below goes direct, as Helm).
+@pytest.mark.parametrize("dagster_database", ["pgbouncer"], indirect=True)
+def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_alone(
     tmp_path, dagster_database, monkeypatch
 ):
+    """Three small accounts, one pack: a run of the days and one of current state, 2 at once.
+    One client withdraws its invitation once the runs are packed, and shares itself again when
+    a run has failed on it: the retries fetch it alone, and the warehouse equals one run's in
+    process."""
     with agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy):
+        troubled = agency.accounts[1].id
         launched = time.time()
         assert main(["backfill", "--start", START, "--end", END]) == 0
+        agency.withdraw(troubled)  # after packing, before the runs
         with deploy.instance() as instance:
-            wait_until(lambda: settled(instance, launched), "the backfills and one build")
+            wait_until(
+                lambda: any(
+                    r.status is dg.DagsterRunStatus.FAILURE for r in extract_runs(instance)
+                ),
+                "a run failed by the withdrawn account",
+            )
+            agency.invite(troubled)
+            wait_until(lambda: settled(instance, launched), "the runs, retries and a build")
             runs = extract_runs(instance)
-            assert {r.tags[ACCOUNT_TAG] for r in runs} == {a.id for a in agency.accounts}
-            assert all(r.status is dg.DagsterRunStatus.SUCCESS for r in runs)
-            assert peak_runs_at_once(instance) == 2
-            (build,) = warehouse_builds(instance)  # once, after them all
-            assert instance.get_run_record_by_id(build).start_time >= last_end(instance)
+            packs = {r.tags[ACCOUNTS_TAG] for r in runs}
+            assert packs == {",".join(sorted(a.id for a in agency.accounts))}
+            assert len([r for r in runs if RETRY_NUMBER not in r.tags]) == 2  # days, state
+            retries = [r for r in runs if RETRY_NUMBER in r.tags]
+            assert retries and all(fetched_alone(r) == {troubled} for r in retries)
+            assert peak_runs_at_once(instance) <= 2
+            newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
+            assert _started(instance, newest) >= last_end(instance)  # after them all
         in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch)
     assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
+
+
+def _started(instance: dg.DagsterInstance, run_id: str) -> float:
+    return instance.get_run_record_by_id(run_id).start_time or 0
 
 
 def started_with_a_table_written(instance: dg.DagsterInstance) -> dg.DagsterRun | None:

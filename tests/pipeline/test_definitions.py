@@ -7,7 +7,7 @@ import dagster as dg
 import yaml
 
 from pipelines.definitions import daily_schedule, defs
-from pipelines.fanout import ACCOUNT_TAG, KEY_TAG
+from pipelines.fanout import ACCOUNTS_PER_RUN, ACCOUNTS_TAG, KEY_TAG
 from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG, daily_range
 from pipelines.resources import ServiceResource, WarehouseResource
 from sandbox.service import SandboxService
@@ -41,15 +41,17 @@ def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback
     assert request.tags[RANGE_END_TAG] == "2026-11-22"
 
 
-def test_daily_schedule_runs_one_run_per_account_the_key_reaches(home, monkeypatch):
-    agency = SandboxService("small", TODAY, key=SECRET, clients=3)
+def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monkeypatch):
+    """Twelve small accounts the lake knows nothing of yet: two runs, ten accounts and two."""
+    agency = SandboxService("small", TODAY, key=SECRET, clients=12)
     with serving(agency) as url:
         monkeypatch.setenv("ADS_API_BASE_URL", url)
         monkeypatch.setenv("ADS_API_KEY", SECRET)
         requests = evaluate_schedule(datetime(2026, 11, 23, 6))
-    accounts = [account.id for account in agency.accounts]
-    assert [r.tags[ACCOUNT_TAG] for r in requests] == accounts
-    assert len({r.run_key for r in requests}) == 3
+    packs = [r.tags[ACCOUNTS_TAG].split(",") for r in requests]
+    assert sorted(len(pack) for pack in packs) == [2, ACCOUNTS_PER_RUN]
+    assert sorted(a for pack in packs for a in pack) == sorted(a.id for a in agency.accounts)
+    assert len({r.run_key for r in requests}) == 2
     (key,) = {r.tags[KEY_TAG] for r in requests}
     assert SECRET not in key and len(key) == 12
     assert {r.tags[RANGE_END_TAG] for r in requests} == {"2026-11-22"}

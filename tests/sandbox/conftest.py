@@ -55,13 +55,22 @@ def every_row(service: SandboxService, path: str, **params: object) -> list[dict
             return rows
 
 
-def fetch(service: SandboxService, path: str, params: dict | None = None) -> httpx.Response:
+def fetch(
+    service: SandboxService,
+    path: str,
+    params: dict | None = None,
+    key: str = KEY,
+    account: str | None = None,
+) -> httpx.Response:
     """One GET through `SandboxTransport`, as the network would carry it."""
+    headers = {"authorization": f"Bearer {key}"}
+    if account is not None:
+        headers["service-account"] = account
 
     async def go() -> httpx.Response:
         transport = SandboxTransport(service)
         async with httpx.AsyncClient(transport=transport, base_url="http://sandbox") as client:
-            return await client.get(path, params=params, headers={"authorization": f"Bearer {KEY}"})
+            return await client.get(path, params=params, headers=headers)
 
     return asyncio.run(go())
 

@@ -66,6 +66,27 @@ def test_faults_are_a_pure_function_of_the_request_number():
     assert FaultPlan().pick(1) is None
 
 
+def test_faults_meant_for_one_account_spare_the_others(small):
+    small.add_key("agency", kind="agency", accounts=(0, 1))
+    troubled, fine = small.accounts[1].id, small.accounts[0].id
+    small.faults = FaultPlan(rate_5xx=1.0, accounts=(troubled,))
+    assert fetch(small, "/v1/campaigns", PARAMS, "agency", troubled).status_code == 503
+    assert fetch(small, "/v1/campaigns", PARAMS, "agency", fine).status_code == 200
+    assert fetch(small, "/v1/accounts", PARAMS, "agency").status_code == 200
+
+
+def test_a_withdrawn_account_is_no_longer_listed_and_answers_403_until_invited_again(small):
+    small.add_key("agency", kind="agency", accounts=(0, 1))
+    account = small.accounts[1].id
+    small.withdraw(account, "agency")
+    listed = fetch(small, "/v1/accounts", None, "agency").json()["data"]
+    assert [a["id"] for a in listed] == [small.accounts[0].id]
+    refused = fetch(small, "/v1/campaigns", PARAMS, "agency", account)
+    assert refused.status_code == 403 and account in refused.json()["error"]["message"]
+    small.invite(account, "agency")
+    assert fetch(small, "/v1/campaigns", PARAMS, "agency", account).status_code == 200
+
+
 def test_the_request_record_names_method_path_query_account_and_status(small):
     small.add_key("agency", kind="agency", accounts=(0, 1))
     account = small.accounts[1].id

@@ -1,0 +1,103 @@
+"""A run of several accounts: one account that cannot be fetched fails alone, the others are
+published, and the retry Dagster launches (with the run's tags) fetches that account alone."""
+
+import os
+from collections.abc import Iterator
+
+import dagster as dg
+import polars as pl
+import pytest
+
+from bench.scenarios import FEW_RETRIES, adwh, run_args
+from pipelines.definitions import defs
+from pipelines.execute import QUIET
+from pipelines.fanout import ACCOUNTS_TAG, retry_tag
+from pipelines.instance import open_instance
+from pipelines.partitions import range_tags
+from sandbox.faults import NO_FAULTS, FaultPlan
+from sandbox.service import SandboxService
+from tests.conftest import SECRET, TODAY, serving
+from warehouse.lake import Lake
+
+SPAN = (TODAY.replace(day=18), TODAY.replace(day=20))
+TABLE = "campaign_metrics"
+
+
+@pytest.fixture
+def agency(home, monkeypatch) -> Iterator[SandboxService]:
+    """An agency key reaching three small accounts, served over HTTP: the service, and the
+    variables that reach it."""
+    service = SandboxService("small", TODAY, key=SECRET, clients=3)
+    with serving(service) as url:
+        monkeypatch.setenv("ADS_API_BASE_URL", url)
+        monkeypatch.setenv("ADS_API_KEY", SECRET)
+        yield service
+
+
+def troubled(service: SandboxService) -> str:
+    """Every request for the second account answers 503 from now on; its id."""
+    account = service.accounts[1].id
+    service.faults = FaultPlan(rate_5xx=1.0, accounts=(account,))
+    return account
+
+
+def accounts_in_lake(home, table: str = TABLE) -> set[str]:
+    rows = pl.scan_pyarrow_dataset(Lake(home / "lake").dataset(table))
+    return set(rows.select("account_id").unique().collect()["account_id"])
+
+
+def test_an_account_that_cannot_be_fetched_fails_alone_and_is_named(home, agency):
+    account = troubled(agency)
+    env = {"ADS_API_BASE_URL": os.environ["ADS_API_BASE_URL"], "ADS_API_KEY": SECRET}
+    failed = adwh(home, run_args(SPAN, "--tables", TABLE), FEW_RETRIES, **env)
+    assert failed.code == 1
+    assert failed.line.startswith(f"adwh: account {account}: ") and "503" in failed.line
+    others = {a.id for a in agency.accounts} - {account}
+    assert accounts_in_lake(home) == others
+    agency.faults = NO_FAULTS
+    assert adwh(home, run_args(SPAN, "--tables", TABLE), FEW_RETRIES, **env).code == 0
+    assert accounts_in_lake(home) == {a.id for a in agency.accounts}
+
+
+def extract(instance: dg.DagsterInstance, tags: dict[str, str]) -> dg.DagsterRun:
+    """The extract job of `TABLE`'s family over SPAN, in process, tagged as the queue's runs are."""
+    result = defs.resolve_job_def("extract").execute_in_process(
+        instance=instance,
+        run_config={**QUIET, "resources": {"service": {"config": FEW_RETRIES}}},
+        tags={**range_tags(*SPAN), **tags},
+        raise_on_error=False,
+        asset_selection=[dg.AssetKey(TABLE)],
+    )
+    return instance.get_run_by_id(result.run_id)
+
+
+def test_the_retry_of_a_packed_run_fetches_the_failed_account_alone(home, agency):
+    everyone = sorted(a.id for a in agency.accounts)
+    account = troubled(agency)
+    with open_instance() as instance:
+        first = extract(instance, {ACCOUNTS_TAG: ",".join(everyone)})
+        assert first.status is dg.DagsterRunStatus.FAILURE
+        (step,) = [k for k in first.tags if k.startswith(retry_tag(""))]
+        assert first.tags[step] == account
+        assert accounts_in_lake(home) == set(everyone) - {account}
+        agency.faults = NO_FAULTS
+        agency.requests.clear()
+        retried = extract(instance, dict(first.tags))  # the parent's tags, as a retry has them
+    assert retried.status is dg.DagsterRunStatus.SUCCESS
+    asked = {r.account for r in agency.requests if r.path != "/v1/accounts" and r.account}
+    assert asked == {account}
+    assert accounts_in_lake(home) == set(everyone)
+
+
+def test_an_account_withdrawn_after_packing_fails_alone(home, agency):
+    """A client takes its invitation back between the schedule's packing and the run: the key
+    no longer lists it, and the run fails on it alone."""
+    everyone = sorted(a.id for a in agency.accounts)
+    account = agency.accounts[2].id
+    agency.withdraw(account)
+    with open_instance() as instance:
+        run = extract(instance, {ACCOUNTS_TAG: ",".join(everyone)})
+        assert run.status is dg.DagsterRunStatus.FAILURE
+        (step,) = [k for k in run.tags if k.startswith(retry_tag(""))]
+        assert run.tags[step] == account
+    assert accounts_in_lake(home) == set(everyone) - {account}
