@@ -81,3 +81,23 @@ def test_a_window_is_published_a_slice_of_days_per_commit(tmp_path):
     assert dest.lake.table("campaign_metrics").version() == 2  # [0, 1], [2, 4], [5]
     assert (outcome.rows, outcome.partitions, outcome.files) == (10, 5, 10)
     assert outcome.rows_by_day == dict.fromkeys(published, 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    owners=st.lists(st.sampled_from("abc"), min_size=1, max_size=12), failed=st.sampled_from("abc")
+)
+def test_a_failed_accounts_batches_are_taken_out_and_the_others_kept(
+    tmp_path_factory, owners, failed
+):
+    spool = Spool(tmp_path_factory.mktemp("staging"), CAMPAIGN_METRICS)
+    for i, owner in enumerate(owners):
+        batch = frame_of([FIRST + timedelta(days=i)]).with_columns(
+            pl.lit(owner).alias("account_id")
+        )
+        spool.append(batch, owner)
+    spool.discard(failed)
+    kept = spool.frame()
+    assert sorted(kept["account_id"].to_list()) == sorted(o for o in owners if o != failed)
+    assert len(list(spool.folder.glob("*.parquet"))) == kept.height
+    spool.close()
