@@ -62,7 +62,7 @@ def pack_accounts(
     expected to bring half a run's rows or more runs alone. Deterministic: the same accounts
     and sizes give the same packs, so the schedule's run keys are stable."""
     alone = rows_per_run // 2
-    packs: list[list[str]] = []
+    packs: list[list[str]] = []  # the first ones, each a large account's own, stay closed
     rows: list[int] = []
     for account in sorted(rows_per_day, key=lambda a: (-rows_per_day[a], a)):
         work = rows_per_day[account] * max(days, 1)
@@ -70,7 +70,7 @@ def pack_accounts(
             i
             for i, pack in enumerate(packs)
             if work < alone
-            and rows[i] < alone
+            and rows_per_day[pack[0]] * max(days, 1) < alone
             and rows[i] + work <= rows_per_run
             and len(pack) < accounts_per_run
         )

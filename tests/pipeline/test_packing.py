@@ -48,11 +48,12 @@ def test_packing_is_the_same_every_time_whatever_the_order(rows_per_day, days):
     )
 
 
-@given(st.integers(1, 60), st.integers(0, 10))
-def test_small_accounts_fill_packs_to_the_count(accounts, rows):
-    """Accounts too small to reach the budget: as few runs as the count per run allows."""
+@given(st.integers(1, 60), st.integers(0, BUDGET // 2 - 1))
+def test_equal_small_accounts_fill_packs_as_far_as_budget_and_count_allow(accounts, rows):
+    """As few runs as the rows and the count per run allow: no pack is closed early."""
     packs = pack_accounts({f"a{i}": rows for i in range(accounts)}, 1, BUDGET, COUNT)
-    assert len(packs) == -(-accounts // COUNT)
+    per_pack = min(COUNT, BUDGET // rows) if rows else COUNT
+    assert len(packs) == -(-accounts // per_pack)
 
 
 def test_a_large_account_alone_and_the_small_ones_together():
