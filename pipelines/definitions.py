@@ -11,7 +11,6 @@ ends: DuckDB's bindings report every object of theirs still alive then as leaked
 
 import atexit
 import gc
-import hashlib
 import sys
 
 import dagster as dg
@@ -25,7 +24,7 @@ from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_h
 from assets.marts import warehouse_marts
 from assets.metrics import METRICS_ASSETS
 from pipelines.automation import warehouse_refresh_sensor
-from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, pack_runs
+from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, pack_runs, short_digest
 from pipelines.partitions import daily_range, pending_economics_since, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
@@ -71,16 +70,11 @@ def daily_schedule(
     start, end = daily_range(today, pending_economics_since(warehouse.destination().lake, today))
     return [
         dg.RunRequest(
-            run_key=f"daily-{end}-{pack_key(tags[ACCOUNTS_TAG])}",
+            run_key=f"daily-{end}-{short_digest(tags[ACCOUNTS_TAG])}",
             tags={**range_tags(start, end), **tags},
         )
         for tags in pack_runs(settings, (end - start).days + 1)
     ]
-
-
-def pack_key(accounts: str) -> str:
-    """A run key's part for a pack: short whatever the pack's size, the same for the same pack."""
-    return hashlib.sha256(accounts.encode()).hexdigest()[:12]
 
 
 defs = dg.Definitions(

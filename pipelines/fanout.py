@@ -84,9 +84,15 @@ def pack_accounts(
     return [Pack(tuple(sorted(p)), r) for p, r in zip(packs, rows, strict=True)]
 
 
+def short_digest(text: str) -> str:
+    """Twelve hex digits standing for `text` in a tag or run key: the same for the same text,
+    short whatever its length, and not the text (a key stays secret)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def key_tag(settings: Settings) -> str:
     """Which key a run uses, as the run queue sees it: a digest, so the key stays secret."""
-    return hashlib.sha256(settings.secret_key.get_secret_value().encode()).hexdigest()[:12]
+    return short_digest(settings.secret_key.get_secret_value())
 
 
 def retry_tag(step: str) -> str:

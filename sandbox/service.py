@@ -277,17 +277,18 @@ class SandboxService:
     def withdraw(self, account_id: str, key: str | None = None) -> None:
         """The client account takes back its invitation: the agency key (the first, unless
         `key` is named) no longer lists it, and a call naming it gets the spec's explicit 403."""
-        name = key or next(iter(self.keys))
-        spec = self.keys[name]
-        index = self.account_by_id[account_id].index
-        self.keys[name] = replace(spec, accounts=tuple(i for i in spec.accounts if i != index))
+        self._share(account_id, key, shared=False)
 
     def invite(self, account_id: str, key: str | None = None) -> None:
         """The client account shares itself with the agency key again."""
+        self._share(account_id, key, shared=True)
+
+    def _share(self, account_id: str, key: str | None, shared: bool) -> None:
         name = key or next(iter(self.keys))
         spec = self.keys[name]
         index = self.account_by_id[account_id].index
-        self.keys[name] = replace(spec, accounts=tuple(sorted({*spec.accounts, index})))
+        reach = {*spec.accounts, index} if shared else set(spec.accounts) - {index}
+        self.keys[name] = replace(spec, accounts=tuple(sorted(reach)))
 
     @property
     def main_account(self) -> Account:

@@ -328,8 +328,10 @@ class Lake:
         read."""
         counts: dict[str, int] = {}
         for name in self.tables():
-            snapshot = None if TABLES[name].layout is Layout.SNAPSHOT else self.snapshot(name)
-            if not snapshot or not snapshot.files:
+            if TABLES[name].layout is Layout.SNAPSHOT:
+                continue  # current state: the same whatever the days
+            snapshot = self.snapshot(name)
+            if snapshot is None or not snapshot.files:
                 continue
             newest = date.fromisoformat(str(max(snapshot.files.values())))
             rows = pl.scan_pyarrow_dataset(self.dataset(name, days=[newest]))

@@ -11,7 +11,7 @@ import pytest
 from bench.scenarios import FEW_RETRIES, adwh, run_args
 from pipelines.definitions import defs
 from pipelines.execute import QUIET
-from pipelines.fanout import ACCOUNTS_TAG, retry_tag
+from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
 from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
 from sandbox.faults import NO_FAULTS, FaultPlan
@@ -25,8 +25,8 @@ TABLE = "campaign_metrics"
 
 @pytest.fixture
 def agency(home, monkeypatch) -> Iterator[SandboxService]:
-    """An agency key reaching three small accounts, served over HTTP: the service, and the
-    variables that reach it."""
+    """An agency key reaching three small accounts, served over HTTP (ADS_API_BASE_URL and
+    ADS_API_KEY set to reach it)."""
     service = SandboxService("small", TODAY, key=SECRET, clients=3)
     with serving(service) as url:
         monkeypatch.setenv("ADS_API_BASE_URL", url)
@@ -71,14 +71,20 @@ def extract(instance: dg.DagsterInstance, tags: dict[str, str]) -> dg.DagsterRun
     return instance.get_run_by_id(result.run_id)
 
 
+def failed_alone(instance: dg.DagsterInstance, everyone: list[str], account: str) -> dg.DagsterRun:
+    """A packed run of `everyone` that failed on `account` alone: its one retry tag names it."""
+    run = extract(instance, {ACCOUNTS_TAG: ",".join(everyone)})
+    assert run.status is dg.DagsterRunStatus.FAILURE
+    (step,) = [k for k in run.tags if k.startswith(RETRY_TAG_PREFIX)]
+    assert run.tags[step] == account
+    return run
+
+
 def test_the_retry_of_a_packed_run_fetches_the_failed_account_alone(home, agency):
     everyone = sorted(a.id for a in agency.accounts)
     account = troubled(agency)
     with open_instance() as instance:
-        first = extract(instance, {ACCOUNTS_TAG: ",".join(everyone)})
-        assert first.status is dg.DagsterRunStatus.FAILURE
-        (step,) = [k for k in first.tags if k.startswith(retry_tag(""))]
-        assert first.tags[step] == account
+        first = failed_alone(instance, everyone, account)
         assert accounts_in_lake(home) == set(everyone) - {account}
         agency.faults = NO_FAULTS
         agency.requests.clear()
@@ -96,8 +102,5 @@ def test_an_account_withdrawn_after_packing_fails_alone(home, agency):
     account = agency.accounts[2].id
     agency.withdraw(account)
     with open_instance() as instance:
-        run = extract(instance, {ACCOUNTS_TAG: ",".join(everyone)})
-        assert run.status is dg.DagsterRunStatus.FAILURE
-        (step,) = [k for k in run.tags if k.startswith(retry_tag(""))]
-        assert run.tags[step] == account
+        failed_alone(instance, everyone, account)
     assert accounts_in_lake(home) == set(everyone) - {account}
