@@ -1,8 +1,11 @@
-"""One Dagster multi-asset per source family: every table its sources' pages feed.
+"""One Dagster multi-asset per extraction step: every table its sources' pages feed.
 
-A family's sources run in one step, side by side through one session, so the service is kept
-busy while a cursor list walks page by page; Dagster's in-process executor would otherwise run
-them one after another. Each table stays its own asset (selectable, with its own contract check);
+Dagster's in-process executor runs a run's steps one after another, so every source that can
+share a step does: they run side by side through one session, the service kept busy while a
+cursor list walks page by page, and a step's fixed costs (its session, its events) are paid
+once. A step maps to one partitions definition, so there are two: the current state and the
+dated facts (four steps, one per family, took 0.5 s more of a daily run's 8). Each table
+stays its own asset, in its family's group (selectable, with its own contract check);
 selecting one table runs the source that feeds it.
 """
 
@@ -48,9 +51,12 @@ def table_metadata(schema: TableSchema) -> dict[str, object]:
     }
 
 
-def family_asset(family: str, sources: Sequence[Source]) -> dg.AssetsDefinition:
+def extraction_step(name: str, families: dict[str, Sequence[Source]]) -> dg.AssetsDefinition:
+    """One step extracting every source of `families` (group name: its sources)."""
+    grouped = [(family, source) for family, sources in families.items() for source in sources]
+    sources = [source for _, source in grouped]
     (dated,) = {source.dated for source in sources}  # one partitioning per step
-    outputs = [output for source in sources for output in source.outputs]
+    outputs = [(family, output) for family, source in grouped for output in source.outputs]
     specs = [
         dg.AssetSpec(
             o.schema.name,
@@ -62,13 +68,13 @@ def family_asset(family: str, sources: Sequence[Source]) -> dg.AssetsDefinition:
             tags={"layout": o.schema.layout.value},
             skippable=True,
         )
-        for o in outputs
+        for family, o in outputs
     ]
 
     @dg.multi_asset(
-        name=family,
+        name=name,
         specs=specs,
-        check_specs=[contract_check(o.schema.name) for o in outputs],
+        check_specs=[contract_check(o.schema.name) for _, o in outputs],
         can_subset=True,
         pool="ads_service",
         partitions_def=daily_partitions if dated else None,

@@ -47,10 +47,10 @@ def launch_backfills(
 ) -> list[Launched]:
     """One backfill of every table over [start, end] per pack of accounts (all the key reaches
     unless `accounts` are given)."""
-    from pipelines.definitions import FAMILY_ASSETS
+    from pipelines.definitions import EXTRACTION_ASSETS
 
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
-    tables = [{"path": key.path} for asset in FAMILY_ASSETS for key in sorted(asset.keys)]
+    tables = [{"path": key.path} for asset in EXTRACTION_ASSETS for key in sorted(asset.keys)]
     # The days cut by the backfill policy, and one run of the current-state tables.
     runs = -(-len(days) // BACKFILL_DAYS_PER_RUN) + 1
     launched = []

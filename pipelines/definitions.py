@@ -17,22 +17,20 @@ import dagster as dg
 
 gc.freeze()
 
-from assets.advertising import ADVERTISING_ASSETS
-from assets.catalog import CATALOG_ASSETS
-from assets.history import HISTORY_ASSETS
+from assets.current import CURRENT_STATE
+from assets.dated import DATED
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
-from assets.metrics import METRICS_ASSETS
 from pipelines.automation import warehouse_refresh_sensor
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, pack_runs, short_digest
 from pipelines.partitions import daily_range, pending_economics_since, range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
-# One multi-asset per source family: the steps that extract (or, with config, rebuild).
-FAMILY_ASSETS = [*CATALOG_ASSETS, *ADVERTISING_ASSETS, *METRICS_ASSETS, *HISTORY_ASSETS]
+# The steps that extract (or, with config, rebuild): the current state, then the dated facts.
+EXTRACTION_ASSETS = [CURRENT_STATE, DATED]
 # What is built from the lake for analysts.
 WAREHOUSE_ASSETS = [warehouse_marts]
-ALL_ASSETS = [*FAMILY_ASSETS, *WAREHOUSE_ASSETS]
+ALL_ASSETS = [*EXTRACTION_ASSETS, *WAREHOUSE_ASSETS]
 
 daily_job = dg.define_asset_job(
     "daily",
@@ -44,7 +42,7 @@ daily_job = dg.define_asset_job(
 
 extract_job = dg.define_asset_job(
     EXTRACT_JOB,
-    selection=dg.AssetSelection.assets(*FAMILY_ASSETS),
+    selection=dg.AssetSelection.assets(*EXTRACTION_ASSETS),
     description="Every table for a range of days, without the warehouse: the job of the daily "
     "schedule's and `adwh backfill`'s runs, each over a pack of accounts (tag adwh/accounts); "
     "the warehouse is built once after them by the warehouse_refresh sensor.",
@@ -83,14 +81,14 @@ defs = dg.Definitions(
     schedules=[daily_schedule, lake_housekeeping_schedule],
     sensors=[
         warehouse_refresh_sensor(
-            [key for asset in FAMILY_ASSETS for key in asset.keys],
+            [key for asset in EXTRACTION_ASSETS for key in asset.keys],
             [key for asset in WAREHOUSE_ASSETS for key in asset.keys],
         )
     ],
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},
     # Every job runs its steps in the run's own process, the asset job of backfills included:
     # parallelism comes from many runs at once, and a process per step would cost each small
-    # run another Dagster start-up (~400 MiB, seconds of CPU) per source family.
+    # run another Dagster start-up (~400 MiB, seconds of CPU) per extraction step.
     executor=dg.in_process_executor,
 )
 

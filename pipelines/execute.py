@@ -11,7 +11,7 @@ from datetime import date
 
 import dagster as dg
 
-from pipelines.definitions import FAMILY_ASSETS, WAREHOUSE_ASSETS, defs
+from pipelines.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
 from pipelines.destination import Destination
 from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
@@ -119,7 +119,7 @@ def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
 
 def from_raw_config() -> dict:
     """Run config that makes every extracting step read raw pages instead of the service."""
-    return {"ops": {asset.op.name: {"config": {"from_raw": True}} for asset in FAMILY_ASSETS}}
+    return {"ops": {asset.op.name: {"config": {"from_raw": True}} for asset in EXTRACTION_ASSETS}}
 
 
 def run_pipeline(

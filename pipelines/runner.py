@@ -1,4 +1,4 @@
-"""The body every asset shares: extract a family's sources (from the service, or again from the
+"""The body every extraction step shares: extract its sources (from the service, or again from the
 raw pages already landed), report each table.
 
 Assets stay thin (which sources, which group, a description for analysts); this module turns
@@ -53,7 +53,7 @@ def date_range(context: dg.AssetExecutionContext, source: Source, today: date) -
     return window.start.date(), window.end.date() - timedelta(days=1)
 
 
-# Sources of a family extracted at once: cursor lists are sequential by nature, so several
+# Sources of a step extracted at once: cursor lists are sequential by nature, so several
 # walking side by side keep the service busy; more would only hold more windows in memory.
 SOURCES_AT_ONCE = 4
 

@@ -110,7 +110,7 @@ def test_the_definitions_match_their_snapshot():
 
 def test_every_job_runs_its_steps_in_the_runs_own_process():
     """Backfills run the implicit asset job: a process per step would start Dagster again for
-    every source family of every small run."""
+    every extraction step of every small run."""
     jobs = defs.get_repository_def().get_all_jobs()
     assert any(job.name.startswith("__ASSET_JOB") for job in jobs)
     assert {job.executor_def.name for job in jobs} == {dg.in_process_executor.name}

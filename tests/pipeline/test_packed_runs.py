@@ -60,7 +60,7 @@ def test_an_account_that_cannot_be_fetched_fails_alone_and_is_named(home, agency
 
 
 def extract(instance: dg.DagsterInstance, tags: dict[str, str]) -> dg.DagsterRun:
-    """The extract job of `TABLE`'s family over SPAN, in process, tagged as the queue's runs are."""
+    """The extract job's step of `TABLE` over SPAN, in process, tagged as the queue's runs are."""
     result = defs.resolve_job_def("extract").execute_in_process(
         instance=instance,
         run_config={**QUIET, "resources": {"service": {"config": FEW_RETRIES}}},
