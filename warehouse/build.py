@@ -33,7 +33,7 @@ from warehouse import compiled
 from warehouse.compiled import NodeResult
 from warehouse.dbt_project import project_digest
 from warehouse.lake import Lake, sql_string
-from warehouse.load import Loaded, refresh
+from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import build_marts, built_by
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import TableSchema
@@ -148,9 +148,10 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
         _start_from_a_generation(home, target, building)
         log = SchemaLog(home)
         digest = project_digest()
-        snapshots, vacuumed = lake.snapshots((table.name for table in tables), vacuum)
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-            loaded = refresh(con, lake, (log.schema(schema) for schema in tables), snapshots)
+            names = [table.name for table in tables]
+            changes, vacuumed = lake.snapshots(names, vacuum, held_versions(con))
+            loaded = refresh(con, lake, (log.schema(schema) for schema in tables), changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
             # A table read again whole may have other columns: dbt recreates the views on it.

@@ -37,6 +37,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from warehouse.delta_log import Commits, commits_since
 from warehouse.schemas import TABLES, Layout, TableSchema
 
 if TYPE_CHECKING:  # PyArrow's datasets load with the first read: extraction runs only write
@@ -45,6 +46,11 @@ if TYPE_CHECKING:  # PyArrow's datasets load with the first read: extraction run
 # Concurrent writers to one table: each commit that finds a newer version re-checks its
 # predicate against it and retries; with a few dozen runs at once, more than delta-rs' default.
 COMMIT_RETRIES = 50
+# Opening a table replays its JSON commits since the last checkpoint: 47 ms for one with 66 of
+# them (delta-rs' default checkpoints every 100), 9 ms from a checkpoint. A build opens the
+# tables it vacuums, each day, and a daily run adds about three commits to a table.
+CHECKPOINT_INTERVAL = "10"
+TABLE_PROPERTIES = {"delta.checkpointInterval": CHECKPOINT_INTERVAL}
 # A data file an object store was still writing (`part-….parquet#1`) when its writer died.
 STAGED = re.compile(r"\.parquet#\d+$")
 # Which partitions a read opens: some days, or every day from one on (`(">=", day)`).
@@ -213,6 +219,7 @@ class Lake:
                 pa.RecordBatchReader.from_batches(target, in_lake_columns(frame, schema, target)),
                 mode="overwrite",
                 predicate=predicate if existing is not None else None,
+                configuration=TABLE_PROPERTIES if existing is None else None,
                 partition_by=list(schema.lake_partitions),
                 schema_mode="merge",
                 commit_properties=CommitProperties(
@@ -259,6 +266,7 @@ class Lake:
                 pa.RecordBatchReader.from_batches(target, conformed),
                 mode="overwrite",
                 schema_mode="overwrite",
+                configuration=TABLE_PROPERTIES if table is None else None,
                 partition_by=list(schema.lake_partitions),
                 commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES),
             )
@@ -299,21 +307,38 @@ class Lake:
         return Snapshot(table.version(), files)
 
     def snapshots(
-        self, names: Iterable[str], vacuum: bool = False
-    ) -> tuple[dict[str, Snapshot | None], int]:
-        """The current version of each table, the tables opened side by side (delta-rs reads
-        a table's checkpoint and commits outside the GIL, ~15-40 ms a table), and the files
-        removed: each table vacuumed first when asked (`tidy`), on the table already open.
-        What a warehouse build reads."""
+        self, names: Iterable[str], vacuum: bool = False, held: dict[str, int] | None = None
+    ) -> tuple[dict[str, Snapshot | Commits | None], int]:
+        """What a warehouse build reads of each table, and the files its vacuum removed.
 
-        def current(name: str) -> tuple[Snapshot | None, int]:
-            removed = self.tidy([name]) if vacuum else 0
-            return self.snapshot(name), removed
+        A table loaded before at a version in `held` is known by its commits since (read from
+        its log: O(changes)); another is opened and its current version listed whole (delta-rs
+        replays its log since the last checkpoint and lists every file: O(files)), the tables
+        side by side (outside the GIL). With `vacuum`, a table is vacuumed first (`tidy`) when
+        there may be something to remove: a commit replaced files, history is kept for some
+        hours (what it keeps may have expired since), or a writer left a mark."""
+        held = held or {}
+
+        def current(name: str) -> tuple[Snapshot | Commits | None, int]:
+            since = held.get(name)
+            commits = self.commits_since(name, since) if since is not None else None
+            removed = 0
+            if vacuum and (
+                commits is None or commits.removes or self.keep_hours or self._marks(name)
+            ):
+                removed = self.tidy([name])
+                if commits is not None:  # and the vacuum's own
+                    commits = self.commits_since(name, since)
+            return (commits if commits is not None else self.snapshot(name)), removed
 
         names = list(names)
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             found = dict(zip(names, pool.map(current, names), strict=True))
         return {name: got[0] for name, got in found.items()}, sum(n for _, n in found.values())
+
+    def commits_since(self, name: str, version: int) -> Commits | None:
+        """Table `name`'s commits after `version` (`warehouse/delta_log.py`)."""
+        return commits_since(*self._filesystem(name), version)
 
     def local_files(self, name: str, snapshot: Snapshot, days: Iterable[date]) -> list[str]:
         """The paths of a local table's data files of `days` in `snapshot`: DuckDB reads
@@ -355,16 +380,32 @@ class Lake:
         removed = 0
         cutoff = datetime.now(UTC).timestamp() - MARK_HOURS * 3600
         for name in names:
-            storage, root = self._filesystem(name)
-            listed = storage.get_file_info(
-                pafs.FileSelector(f"{root}/{WRITERS}", allow_not_found=True)
-            )
-            marks = [info for info in listed if info.type == pafs.FileType.File]
+            storage, _ = self._filesystem(name)
+            marks = self._marks(name)
             removed += self.vacuum(name, self.keep_hours, ORPHAN_HOURS if marks else None)
+            self._checkpointed(name)
             for mark in marks:
                 if mark.mtime.timestamp() < cutoff:
                     storage.delete_file(mark.path)
         return removed
+
+    def _checkpointed(self, name: str) -> None:
+        """Give a table written before CHECKPOINT_INTERVAL was set the property (one commit)."""
+        table = self.table(name)
+        if table is None:
+            return
+        held = table.metadata().configuration
+        if any(held.get(key) != value for key, value in TABLE_PROPERTIES.items()):
+            table.alter.set_table_properties(
+                TABLE_PROPERTIES,
+                commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES),
+            )
+
+    def _marks(self, name: str) -> list[pafs.FileInfo]:
+        """The marks writers of table `name` left (`_writing`)."""
+        storage, root = self._filesystem(name)
+        listed = storage.get_file_info(pafs.FileSelector(f"{root}/{WRITERS}", allow_not_found=True))
+        return [info for info in listed if info.type == pafs.FileType.File]
 
     def _filesystem(self, name: str) -> tuple[pafs.FileSystem, str]:
         """Table `name`'s storage and its path there; a local lake may be a relative path

@@ -9,6 +9,9 @@ replaced, not the years held.
 
 The days a build read again are left in `_lake_reloads` for the incremental models
 (`warehouse/dbt/models/int_product_daily.sql`), which recompute the same days and no others.
+
+Each table's Delta version is kept beside its files (`_lake_versions`): the next build learns
+what changed from the commits after it (`warehouse/delta_log.py`), without opening the table.
 """
 
 from collections.abc import Iterable
@@ -18,15 +21,20 @@ from datetime import date
 import duckdb
 import pyarrow as pa
 
+from warehouse.delta_log import Commits
 from warehouse.lake import Lake, Snapshot, hive_parquet, sql_string
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 FILES_TABLE = "_lake_files"
 RELOADS_TABLE = "_lake_reloads"
+VERSIONS_TABLE = "_lake_versions"
 FILES_DDL = f"""
 CREATE TABLE IF NOT EXISTS {FILES_TABLE} (table_name VARCHAR, path VARCHAR, date DATE);
 COMMENT ON TABLE {FILES_TABLE} IS 'The lake files (Delta Lake data files) each table was loaded
 from, with their day: the next build reads again only the days whose files changed.';
+CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (table_name VARCHAR, version BIGINT);
+COMMENT ON TABLE {VERSIONS_TABLE} IS 'The Delta version of each lake table the warehouse holds
+(the files in _lake_files are that version''s): the next build reads the commits after it.';
 CREATE TABLE IF NOT EXISTS {RELOADS_TABLE} (table_name VARCHAR, date DATE);
 COMMENT ON TABLE {RELOADS_TABLE} IS 'The days the last build read again from the lake, per
 table (date NULL: the whole table): the incremental models recompute these days.';
@@ -50,30 +58,57 @@ def ddl(schema: TableSchema) -> str:
     return f'CREATE TABLE "{schema.name}" ({columns_sql(schema)})'
 
 
+def held_versions(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """The Delta version of each lake table the warehouse holds (none in a new one, or one
+    loaded by a version of the project that kept none)."""
+    held = con.execute(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_catalog = current_database() AND table_name = ?",
+        [VERSIONS_TABLE],
+    ).fetchall()
+    if not held:
+        return {}
+    return dict(con.execute(f"SELECT table_name, version FROM {VERSIONS_TABLE}").fetchall())
+
+
 def refresh(
     con: duckdb.DuckDBPyConnection,
     lake: Lake,
     schemas: Iterable[TableSchema],
-    snapshots: dict[str, Snapshot | None],
+    changes: dict[str, Snapshot | Commits | None],
 ) -> list[Loaded]:
-    """Bring every table of `schemas` to its version in `snapshots` (`Lake.snapshots`)."""
+    """Bring every table of `schemas` to the lake as `changes` gives it (`Lake.snapshots`)."""
     con.execute(FILES_DDL)
     schemas = list(schemas)
     as_declared = _tables_as_declared(con, schemas)
-    return [
-        _refresh(con, lake, schema, snapshots[schema.name], schema.name in as_declared)
+    done = [
+        _refresh(con, lake, schema, changes[schema.name], schema.name in as_declared)
         for schema in schemas
     ]
+    _record(con, [schema.name for schema in schemas], done)
+    return [table.loaded for table in done]
+
+
+@dataclass(frozen=True)
+class _Done:
+    """What a table's load changed in the build's bookkeeping, recorded for all at once (a few
+    statements per table were most of a daily build's load)."""
+
+    loaded: Loaded
+    version: int | None  # the lake version it holds; None: no lake table
+    reloads: list[date]  # the days read again (all of them when `loaded.whole`)
+    added: dict[str, date]
+    removed: list[str]
 
 
 def _refresh(
     con: duckdb.DuckDBPyConnection,
     lake: Lake,
     schema: TableSchema,
-    snapshot: Snapshot | None,
+    change: Snapshot | Commits | None,
     as_declared: bool,
-) -> Loaded:
-    current = snapshot.files if snapshot is not None else {}
+) -> "_Done":
+    """The table brought to the lake; what it changed is recorded by `_record`."""
     previous = dict(
         con.execute(
             f"SELECT path, date FROM {FILES_TABLE} WHERE table_name = ?", [schema.name]
@@ -82,7 +117,16 @@ def _refresh(
     # A table with other columns (the service added or widened one), or loaded by a version
     # that kept no file list, is read again whole.
     whole = not as_declared or (not previous and _has_rows(con, schema))
-    _record_reloads(con, schema.name, None if whole else [])
+    if isinstance(change, Commits):  # the files the warehouse holds, updated by the commits
+        snapshot = (
+            lake.snapshot(schema.name)
+            if whole
+            else Snapshot(change.version, change.applied(previous))
+        )
+    else:
+        snapshot = change
+    version = snapshot.version if snapshot is not None else None
+    current = snapshot.files if snapshot is not None else {}
     if whole:
         con.execute(f'DROP TABLE IF EXISTS "{schema.name}"')
         con.execute(ddl(schema))
@@ -92,7 +136,7 @@ def _refresh(
     removed = [path for path in previous if path not in current]
     changed = set(added.values()) | {previous[path] for path in removed}
     if not changed:
-        return Loaded(schema.name, 0, whole)
+        return _Done(Loaded(schema.name, 0, whole), version, [], {}, [])
     if schema.layout is Layout.SNAPSHOT:
         # Current state is the newest snapshot only: small, and read whole when it changes.
         con.execute(f'DELETE FROM "{schema.name}"')
@@ -100,8 +144,6 @@ def _refresh(
     else:
         days = sorted(changed)
         con.execute(f'DELETE FROM "{schema.name}" WHERE date IN ({_dates(days)})')
-        if not whole:
-            _record_reloads(con, schema.name, days)
     if snapshot is not None and days:
         if lake.remote:  # DuckDB has no object-store reader here: through PyArrow
             con.register("lake_rows", lake.dataset(schema.name, snapshot.version, days))
@@ -109,36 +151,42 @@ def _refresh(
             con.unregister("lake_rows")
         elif files := lake.local_files(schema.name, snapshot, days):  # none: days emptied
             _insert(con, schema, hive_parquet(files, schema))
-    _record_files(con, schema.name, added, removed, whole)
-    return Loaded(schema.name, len(days), whole)
+    reloads = days if schema.layout is not Layout.SNAPSHOT else []
+    return _Done(Loaded(schema.name, len(days), whole), version, reloads, added, removed)
 
 
-def _record_files(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    added: dict[str, date],
-    removed: list[str],
-    whole: bool,
-) -> None:
-    """Bring `_lake_files` of `table` to the lake: the files a build added and removed, not the
-    table's whole list (which grows with the years held)."""
-    if whole:
-        con.execute(f"DELETE FROM {FILES_TABLE} WHERE table_name = ?", [table])
-    elif removed:
-        con.execute(
-            f"DELETE FROM {FILES_TABLE} WHERE table_name = ? AND list_contains(?, path)",
-            [table, removed],
+def _record(con: duckdb.DuckDBPyConnection, names: list[str], done: list[_Done]) -> None:
+    """Bring `_lake_files`, `_lake_reloads` and `_lake_versions` of the tables `names` to what
+    their loads did: the files added and removed, not each table's whole list (which grows
+    with the years held)."""
+    whole = [table.loaded.table for table in done if table.loaded.whole]
+    con.execute(f"DELETE FROM {FILES_TABLE} WHERE list_contains(?, table_name)", [whole])
+    removed = [(table.loaded.table, path) for table in done for path in table.removed]
+    if removed:
+        tables, paths = zip(*removed, strict=True)
+        con.register("removed_files", pa.table({"table_name": tables, "path": paths}))
+        con.execute(f"DELETE FROM {FILES_TABLE} WHERE (table_name, path) IN (FROM removed_files)")
+        con.unregister("removed_files")
+    added = [(t.loaded.table, path, day) for t in done for path, day in t.added.items()]
+    if added:
+        names_, paths, days = zip(*added, strict=True)
+        listed = pa.table(
+            {"table_name": names_, "path": paths, "date": pa.array(days, pa.date32())}
         )
-    listed = pa.table(
-        {
-            "table_name": [table] * len(added),
-            "path": list(added),
-            "date": pa.array(list(added.values()), pa.date32()),
-        }
-    )
-    con.register("added_files", listed)
-    con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM added_files")
-    con.unregister("added_files")
+        con.register("added_files", listed)
+        con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM added_files")
+        con.unregister("added_files")
+    # The days read again (date NULL: the whole table), for the incremental models.
+    con.execute(f"DELETE FROM {RELOADS_TABLE} WHERE list_contains(?, table_name)", [names])
+    reloads = [
+        (t.loaded.table, day) for t in done for day in ([None] if t.loaded.whole else t.reloads)
+    ]
+    if reloads:
+        con.executemany(f"INSERT INTO {RELOADS_TABLE} VALUES (?, ?)", reloads)
+    con.execute(f"DELETE FROM {VERSIONS_TABLE} WHERE list_contains(?, table_name)", [names])
+    versions = [(t.loaded.table, t.version) for t in done if t.version is not None]
+    if versions:
+        con.executemany(f"INSERT INTO {VERSIONS_TABLE} VALUES (?, ?)", versions)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, source: str) -> None:
@@ -152,14 +200,6 @@ def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, source: str) ->
         for c in schema.columns
     )
     con.execute(f'INSERT INTO "{schema.name}" ({columns}) SELECT {values} FROM {source}')
-
-
-def _record_reloads(con: duckdb.DuckDBPyConnection, table: str, days: list[date] | None) -> None:
-    """Replace what `_lake_reloads` says of `table`: these days, or (None) the whole table."""
-    con.execute(f"DELETE FROM {RELOADS_TABLE} WHERE table_name = ?", [table])
-    rows = [(table, None)] if days is None else [(table, day) for day in days]
-    if rows:
-        con.executemany(f"INSERT INTO {RELOADS_TABLE} VALUES (?, ?)", rows)
 
 
 def _has_rows(con: duckdb.DuckDBPyConnection, schema: TableSchema) -> bool:
