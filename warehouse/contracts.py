@@ -18,7 +18,7 @@ from functools import cache
 import pandera.polars as pa
 import polars as pl
 
-from warehouse.schemas import ACCOUNT_ID, POLARS_TYPES, Kind, TableSchema
+from warehouse.schemas import ACCOUNT_ID, POLARS_TYPES, Column, Kind, TableSchema
 from warehouse.spec import CURRENCY_PATTERN, ID_PATTERN, ISO_4217
 
 NON_NEGATIVE_MONEY = ("cost", "sales", "cpc", "new_to_brand_sales")
@@ -42,7 +42,7 @@ def _one_of(allowed: list[str]) -> Rule:
     return pa.Check.isin(allowed), lambda values: values.is_in(allowed)
 
 
-def _rules(column) -> list[Rule]:
+def _rules(column: Column) -> list[Rule]:
     rules: list[Rule] = []
     if column.kind is Kind.ID and column is not ACCOUNT_ID:
         rules.append(_matches(ID_PATTERN))

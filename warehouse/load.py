@@ -96,7 +96,7 @@ class _Done:
 
     loaded: Loaded
     version: int | None  # the lake version it holds; None: no lake table
-    reloads: list[date]  # the days read again (all of them when `loaded.whole`)
+    reloads: list[date]  # the dated days read again (`loaded.whole`: recorded as the table)
     added: dict[str, date]
     removed: list[str]
 
@@ -107,7 +107,7 @@ def _refresh(
     schema: TableSchema,
     change: Snapshot | Commits | None,
     as_declared: bool,
-) -> "_Done":
+) -> _Done:
     """The table brought to the lake; what it changed is recorded by `_record`."""
     previous = dict(
         con.execute(
@@ -169,9 +169,9 @@ def _record(con: duckdb.DuckDBPyConnection, names: list[str], done: list[_Done])
         con.unregister("removed_files")
     added = [(t.loaded.table, path, day) for t in done for path, day in t.added.items()]
     if added:
-        names_, paths, days = zip(*added, strict=True)
+        owners, paths, days = zip(*added, strict=True)
         listed = pa.table(
-            {"table_name": names_, "path": paths, "date": pa.array(days, pa.date32())}
+            {"table_name": owners, "path": paths, "date": pa.array(days, pa.date32())}
         )
         con.register("added_files", listed)
         con.execute(f"INSERT INTO {FILES_TABLE} SELECT * FROM added_files")
