@@ -16,6 +16,7 @@ import orjson
 
 from sandbox.reference import COUNTRY_BY_ID
 from sandbox.retail import ECONOMICS_AMOUNTS
+from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 ADVERTISING_MONEY = ("cost", "sales", "cpc", "new_to_brand_sales")  # spec 2.6
 SELLER_MONEY = ("sales", *ECONOMICS_AMOUNTS, "price", "b2b_sales")  # spec 2.9
@@ -77,19 +78,22 @@ def replace_at(record: dict, dotted: str, change: Callable[[object], object]) ->
 
 # ---------------------------------------------------------------------- the truth: strings
 def exponent_of(record: dict) -> int:
-    """Digits of the record's currency: its budget's or basis price's, else its country's.
+    """Digits of the record's currency: a metrics row's own, its budget's or basis price's,
+    else its country's.
 
-    A portfolio names neither (spec 2.11: "the currency is the marketplace's"): two digits.
+    A portfolio names none (spec 2.11: "the currency is the marketplace's"): two digits.
     """
-    currency = (record.get("budget") or {}).get("currency") or (record.get("basisPrice") or {}).get(
-        "currency"
+    currency = (
+        record.get("currency")
+        or (record.get("budget") or {}).get("currency")
+        or (record.get("basisPrice") or {}).get("currency")
     )
-    if currency is None:
+    if not isinstance(currency, str):
         country = record.get("country")
         country = country.get("id") if isinstance(country, dict) else country
         found = COUNTRY_BY_ID.get(country)
         currency = found.currency if found else None
-    return 0 if currency == "JPY" else 2
+    return CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS) if currency else 2
 
 
 def decimal_text(value: object, exponent: int) -> object:

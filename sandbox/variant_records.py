@@ -16,7 +16,8 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from sandbox.hashing import scalar
-from sandbox.variant_money import money_as_text
+from sandbox.reference import money
+from sandbox.variant_money import exponent_of, money_as_text
 
 if TYPE_CHECKING:
     from sandbox.world import Account
@@ -25,7 +26,7 @@ JSON_TYPES = (
     "string",
     "integer",
     "number",  # never an integer value: 12.37
-    "decimal",  # a decimal string: "12.37"
+    "decimal",  # a decimal string in the record's currency's digits: "12.37", "1237" in yen
     "boolean",
     "null",
     "object",
@@ -194,8 +195,8 @@ def _late(kind: str, record: dict, scope: Scope) -> bool:
     return True
 
 
-def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool) -> object:
-    """One extra value of a record, from its 64-bit hash."""
+def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool, digits: int = 2) -> object:
+    """One extra value of a record, from its 64-bit hash; `digits`: its currency's."""
     if field.type == "null" or (bits >> 40) % 1000 < field.null_share * 1000:
         return None
     word = _WORDS[bits % len(_WORDS)]
@@ -206,7 +207,8 @@ def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool) -> objec
     if field.type == "number":
         return ((bits >> 8) % 500 * 100 + 1 + (bits >> 20) % 99) / 100  # hundredths, never whole
     if field.type == "decimal":
-        return f"{(bits >> 8) % 500}.{(bits >> 20) % 100:02d}"
+        minor = (bits >> 8) % 50_000
+        return money(minor, digits)
     if field.type == "boolean":
         return bits % 2 == 0
     if field.type == "object":
@@ -233,8 +235,11 @@ def with_extras(kind: str, record: dict, scope: Scope) -> dict:
         return record
     key = record_key(kind, record)
     late = any(f.type == WIDENING for f in fields) and _late(kind, record, scope)
+    digits = exponent_of(record) if any(f.type == "decimal" for f in fields) else 2
     extra = {
-        f.name: extra_value(f, scalar("extra", scope.number, kind, f.name, *key), scope, late)
+        f.name: extra_value(
+            f, scalar("extra", scope.number, kind, f.name, *key), scope, late, digits
+        )
         for f in fields
     }
     return {**record, **extra}

@@ -8,7 +8,9 @@ does not fit widens the column along a lattice that never loses a digit:
     BIGINT → DECIMAL → VARCHAR,  BIGINT → DOUBLE → VARCHAR,  DATE → TIMESTAMP → VARCHAR,
     and any other mix → VARCHAR (the value's own text; objects as JSON).
 
-A field sent only as null so far is a column of NULLs, typed by its first value.
+A field sent only as null so far is a column of NULLs, typed by its first value. Decimal strings
+are DECIMAL with or without a point (a zero-decimal currency writes "14283"), so a field of
+amounts types the same whatever currencies its first rows are in.
 
 Pure functions of records and schemas: where the changes are kept is `warehouse/schema_log.py`.
 """
@@ -29,8 +31,13 @@ from warehouse.schemas import (
 
 Path = tuple[str, ...]
 
-# A decimal string that fits the warehouse's money type; anything longer stays text.
-_DECIMAL = re.compile(rf"^-?\d{{1,{MONEY_PRECISION - MONEY_SCALE}}}\.\d{{1,{MONEY_SCALE}}}$")
+# A decimal string that fits the warehouse's money type; anything longer stays text. Amounts in
+# a zero-decimal currency carry no point ("14283" yen, spec 1): digits alone are a decimal too,
+# unless a leading zero says they are a code ("02134"), whose text a number would lose.
+_WHOLE = rf"(0|[1-9]\d{{0,{MONEY_PRECISION - MONEY_SCALE - 1}}})"
+_DECIMAL = re.compile(
+    rf"^-?(\d{{1,{MONEY_PRECISION - MONEY_SCALE}}}\.\d{{1,{MONEY_SCALE}}}|{_WHOLE})$"
+)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$")
 _INT64 = 2**63

@@ -28,6 +28,8 @@ from warehouse.schemas import TABLES, Layout, snake
 
 START, END = date(2026, 10, 12), date(2026, 11, 16)  # over one 31-day window, within 90 days
 KEY = "variant-key"
+# A decimal string as a currency of any digits writes it: "12.37", or "1237" in yen.
+AMOUNT = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?$")
 SCHEMA_CHANGE = re.compile(r"adwh: \w+: (new column|column) ")  # the summary's news, not errors
 VARIANTS = (1, 2, 3, 4, 5, 6)
 # Current-state tables fed by one cursor list each, and the expansions the pipeline asks for.
@@ -155,6 +157,12 @@ def check_rows(home: Path, table: str, key: tuple[str, ...], served: list[dict])
         values = kept[tuple(_key_value(row[k]) for k in key)]
         for name, value in zip(extras, values, strict=True):
             assert same(row.get(name), value), (table, name, row.get(name), value)
+    types = dict(query(home, f"SELECT column_name, data_type FROM information_schema.columns "
+                             f"WHERE table_name = '{table}'"))  # fmt: skip
+    for name in extras:
+        values = [row[name] for row in served if row.get(name) is not None]
+        if values and all(isinstance(v, str) and AMOUNT.match(v) for v in values):
+            assert types[snake(name)].startswith("DECIMAL"), (table, name, values[:3])
 
 
 def _key_value(value: object) -> object:

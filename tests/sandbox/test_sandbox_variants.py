@@ -37,6 +37,7 @@ from sandbox.variant_records import (
 )
 from sandbox.variants import HISTORY_CAP, Variant
 from tests.sandbox.conftest import KEY, TODAY, fetch
+from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 VARIANTS = range(1, 7)
 METRICS = tuple(BUILDERS)
@@ -183,7 +184,7 @@ def has_type(value: object, kind: str, timestamps: str) -> bool:
         "string": lambda v: isinstance(v, str),
         "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "number": lambda v: isinstance(v, float) and not v.is_integer(),
-        "decimal": lambda v: isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v),
+        "decimal": lambda v: isinstance(v, str) and re.fullmatch(r"\d+(\.\d+)?", v),
         "boolean": lambda v: isinstance(v, bool),
         "null": lambda v: False,
         "object": lambda v: isinstance(v, dict),
@@ -331,6 +332,26 @@ def test_extra_fields_appear_on_every_kind_of_record(number):
         for row in records[kind]
     ]
     assert any(nullable) and not all(nullable)
+
+
+def test_decimal_extras_carry_their_currencys_digits():
+    """A new field of amounts is written as the row's currency writes them: "1237" in yen,
+    "12.37" in euros (spec 1), so a pipeline meets decimal strings without a point."""
+    pointless = 0
+    for number in VARIANTS:
+        service = variant_service(number)
+        records = records_by_kind(service)
+        for kind, fields in service.variant.extras:
+            for field in (f for f in fields if f.type == "decimal" and kind in ROW_KINDS):
+                for row in records[kind]:
+                    value, currency = row[field.name], row.get("currency")
+                    if value is None or currency is None:
+                        continue
+                    digits = CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS)
+                    fraction = value.partition(".")[2]
+                    assert len(fraction) == digits, (number, kind, currency, value)
+                    pointless += digits == 0
+    assert pointless
 
 
 @cache

@@ -30,6 +30,7 @@ json_values = st.one_of(
     st.integers(-(2**70), 2**70),
     st.floats(allow_nan=False, allow_infinity=False),
     st.decimals(places=2, min_value=-(10**13), max_value=10**13).map(lambda d: f"{d:f}"),
+    st.integers(-(10**14), 10**14).map(str),  # an amount in yen, or a code when too long
     st.dates().map(date.isoformat),
     st.datetimes(timezones=st.just(UTC)).map(lambda t: t.isoformat().replace("+00:00", "Z")),
     st.text(max_size=12),
@@ -59,6 +60,35 @@ def test_the_kind_inferred_holds_every_value_exactly(values):
     page = Page("/v1/campaign-metrics", {}, orjson.loads(content), content)
     frame = Output(schema).frame([("test", page)], "a" * 24, NOW, Context(NOW.date(), b"k"))
     assert frame["partner_field"].is_null().to_list() == [v is None for v in values]
+
+
+# An amount as the service writes it in a currency of 0, 2 or 3 digits ("14283" yen).
+amounts = st.sampled_from([0, 2, 3]).flatmap(
+    lambda places: st.decimals(
+        places=places, min_value=-(10**13), max_value=10**13, allow_nan=False
+    ).map(lambda d: f"{d:f}")
+)
+
+
+@given(st.lists(amounts, min_size=1, max_size=12))
+def test_decimal_strings_type_as_decimals_whatever_the_currency(values):
+    """A new field of decimal strings is DECIMAL whether or not its amounts carry a point, and
+    every amount is kept to the last digit."""
+    (change,) = evolve(CAMPAIGN_METRICS, {("refundAmount",): values})
+    assert change.column.kind is Kind.MONEY
+    schema = CAMPAIGN_METRICS.extended((change.column,))
+    rows = [{"campaign": "0" * 24, "date": "2026-10-01", "currency": "JPY", "ad_product": "SP",
+             "refundAmount": v} for v in values]  # fmt: skip
+    content = json.dumps({"data": rows}).encode()
+    page = Page("/v1/campaign-metrics", {}, orjson.loads(content), content)
+    frame = Output(schema).frame([("test", page)], "a" * 24, NOW, Context(NOW.date(), b"k"))
+    assert frame["refund_amount"].to_list() == [Decimal(v) for v in values]
+
+
+def test_digits_are_a_decimal_unless_a_leading_zero_makes_them_a_code():
+    assert [kind_of(v) for v in ("14283", "0", "-7", "1" * 14, "0.5")] == [Kind.MONEY] * 5
+    assert [kind_of(v) for v in ("02134", "00", "-0012", "1" * 15, "+5")] == [Kind.STRING] * 5
+    assert infer(["14283", "12.50", 7]) is Kind.MONEY  # yen beside cents beside a count
 
 
 def test_value_kinds_follow_the_contract():
