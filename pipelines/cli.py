@@ -97,13 +97,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
-    """The dates a run covers: as given, or the daily run's yesterday plus lookback."""
+    """The dates a run covers: as given, or the daily run's lookback days up to yesterday."""
     from pipelines.destination import Destination
     from pipelines.partitions import FIRST_PARTITION, daily_range, pending_economics_since
 
     if start is None and end is None:
         lake = Destination.of(settings).lake
-        return daily_range(settings.today, pending_economics_since(lake, settings.today))
+        pending = pending_economics_since(lake, settings.today)
+        return daily_range(settings.today, pending, settings.lookback_days)
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:

@@ -54,8 +54,9 @@ extract_job = dg.define_asset_job(
     execution_timezone="UTC",
     job=extract_job,
     default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="06:00 UTC, after the service's optimizer (03:00): yesterday plus the lookback "
-    "days that late data needs, for every account the key reaches, small accounts packed into "
+    description="06:00 UTC, after the service's optimizer (03:00): the ADWH_LOOKBACK_DAYS days "
+    "up to yesterday (and further back to economics still pending), for every account the key "
+    "reaches, small accounts packed into "
     "one run; the warehouse_refresh sensor builds the warehouse once they are all done. Off "
     "after set-up: start it in the UI (Automation) or with `dagster schedule start "
     "daily_schedule`.",
@@ -65,7 +66,8 @@ def daily_schedule(
 ) -> list[dg.RunRequest]:
     settings = service.settings(warehouse)
     today = context.scheduled_execution_time.date()
-    start, end = daily_range(today, pending_economics_since(warehouse.destination().lake, today))
+    pending = pending_economics_since(warehouse.destination().lake, today)
+    start, end = daily_range(today, pending, settings.lookback_days)
     return [
         dg.RunRequest(
             run_key=f"daily-{end}-{short_digest(tags[ACCOUNTS_TAG])}",

@@ -8,9 +8,6 @@ from warehouse.lake import Lake
 from warehouse.spec import ECONOMICS_LAG_DAYS, STRICTEST_DAILY_WINDOW_DAYS
 
 FIRST_PARTITION = "2024-01-01"
-# Seller economics arrive 48-72 hours late (spec 2.9): the daily run re-fetches the trailing
-# days that can still change, so `pending` rows become `available` without a backfill.
-LOOKBACK_DAYS = ECONOMICS_LAG_DAYS
 # The strictest daily window the spec names (target metrics): a backfill run never spans more.
 BACKFILL_DAYS_PER_RUN = STRICTEST_DAILY_WINDOW_DAYS
 
@@ -25,11 +22,13 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 PENDING_HORIZON_DAYS = 31
 
 
-def daily_range(today: date, pending_since: date | None = None) -> tuple[date, date]:
-    """Yesterday plus the lookback days before it, reaching back further to the oldest day
-    whose seller economics are still pending (a skipped daily run must not strand them)."""
+def daily_range(
+    today: date, pending_since: date | None = None, lookback_days: int = ECONOMICS_LAG_DAYS
+) -> tuple[date, date]:
+    """The `lookback_days` days up to yesterday, reaching back further to the oldest day whose
+    seller economics are still pending (a skipped daily run must not strand them)."""
     yesterday = today - timedelta(days=1)
-    start = yesterday - timedelta(days=LOOKBACK_DAYS - 1)
+    start = yesterday - timedelta(days=lookback_days - 1)
     horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
     if pending_since is not None and horizon <= pending_since < start:
         start = pending_since

@@ -11,10 +11,14 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from warehouse.spec import ECONOMICS_LAG_DAYS
+
 SANDBOX_KEY = "sandbox"
 SANDBOX_PRESETS = ("small", "medium", "large")
 DEFAULT_PRESET = "small"
 MIN_KEY_BYTES = 32
+# The most `ADWH_LOOKBACK_DAYS` may ask: a year re-read every day is a backfill, not a lookback.
+MAX_LOOKBACK_DAYS = 366
 
 
 class ConfigurationError(ValueError):
@@ -75,6 +79,12 @@ class Settings(HomeSettings):
     today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
     # The stand-in used when no base URL is set (`pipelines/plugin.py`).
     sandbox: str = Field(default="sandbox", alias="ADWH_SANDBOX")
+    # The recent days the daily job re-reads, yesterday included: services restate recent
+    # days, and seller economics arrive 48-72 hours late (spec 2.9), so by default `pending`
+    # rows become `available` without a backfill.
+    lookback_days: int = Field(
+        default=ECONOMICS_LAG_DAYS, ge=1, le=MAX_LOOKBACK_DAYS, alias="ADWH_LOOKBACK_DAYS"
+    )
     # The Dagster webserver `adwh backfill` hands its runs to (`make dagster`, or deploy/).
     dagster_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_DAGSTER_URL")
 

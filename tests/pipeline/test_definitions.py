@@ -41,6 +41,13 @@ def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback
     assert request.tags[RANGE_END_TAG] == "2026-11-22"
 
 
+def test_daily_schedule_reads_back_the_lookback_days_asked(home, monkeypatch):
+    monkeypatch.setenv("ADWH_LOOKBACK_DAYS", "14")
+    (request,) = evaluate_schedule(datetime(2026, 11, 23, 6))
+    assert request.tags[RANGE_START_TAG] == "2026-11-09"
+    assert request.tags[RANGE_END_TAG] == "2026-11-22"
+
+
 def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monkeypatch):
     """Twelve small accounts the lake knows nothing of yet: two runs, ten accounts and two."""
     agency = SandboxService("small", TODAY, key=SECRET, clients=12)

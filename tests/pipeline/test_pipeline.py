@@ -317,6 +317,54 @@ def test_the_daily_job_turns_pending_economics_into_available(tmp_path, monkeypa
         assert "pending" not in statuses and "available" in statuses
 
 
+def restate(service, monkeypatch: pytest.MonkeyPatch, day: str) -> None:
+    """The service restates `day`: every campaign's cost on it is now twice what it was."""
+    original = service.handle
+
+    def handle(method, path, query, headers):
+        status, body, extra = original(method, path, query, headers)
+        if path == "/v1/campaign-metrics" and body and "data" in body:
+            rows = [
+                {**row, "cost": str(Decimal(row["cost"]) * 2)}
+                if row.get("date") == day and row.get("cost") is not None
+                else row
+                for row in body["data"]
+            ]
+            body = {**body, "data": rows}
+        return status, body, extra
+
+    monkeypatch.setattr(service, "handle", handle)
+
+
+def cost_on(home: Path, day: date) -> Decimal:
+    with warehouse(home) as con:
+        return con.execute(
+            "SELECT sum(cost) FROM campaign_metrics WHERE date = ?", [day]
+        ).fetchone()[0]
+
+
+def test_a_day_restated_within_the_lookback_is_replaced(home, embedded, monkeypatch):
+    """The daily job re-reads ADWH_LOOKBACK_DAYS days up to yesterday: a restatement six days
+    back is missed by the default three and replaced by a lookback of seven."""
+    restated = TODAY - timedelta(days=6)
+    assert run(restated, TODAY - timedelta(days=1), "--tables", "campaign_metrics") == 0
+    before = cost_on(home, restated)
+    assert before > 0
+    restate(embedded, monkeypatch, restated.isoformat())
+    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    assert cost_on(home, restated) == before
+    monkeypatch.setenv("ADWH_LOOKBACK_DAYS", "7")
+    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    assert cost_on(home, restated) == 2 * before
+
+
+def test_a_lookback_out_of_bounds_is_refused_naming_it(home, monkeypatch, capsys):
+    for days in ("0", "367", "a week"):
+        monkeypatch.setenv("ADWH_LOOKBACK_DAYS", days)
+        assert main(["run", "--tables", "campaign_metrics"]) != 0
+        assert "ADWH_LOOKBACK_DAYS" in capsys.readouterr().err
+
+
 HOLDER = """
 import sys, duckdb
 con = duckdb.connect(sys.argv[1], read_only=True)
