@@ -104,7 +104,7 @@ def resolve_range(settings: Settings, start: date | None, end: date | None) -> t
     if start is None and end is None:
         lake = Destination.of(settings).lake
         pending = pending_economics_since(lake, settings.today)
-        return daily_range(settings.today, pending, settings.lookback_days)
+        return daily_range(settings.today, settings.lookback_days, pending)
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:

@@ -56,10 +56,9 @@ extract_job = dg.define_asset_job(
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="06:00 UTC, after the service's optimizer (03:00): the ADWH_LOOKBACK_DAYS days "
     "up to yesterday (and further back to economics still pending), for every account the key "
-    "reaches, small accounts packed into "
-    "one run; the warehouse_refresh sensor builds the warehouse once they are all done. Off "
-    "after set-up: start it in the UI (Automation) or with `dagster schedule start "
-    "daily_schedule`.",
+    "reaches, small accounts packed into one run; the warehouse_refresh sensor builds the "
+    "warehouse once they are all done. Off after set-up: start it in the UI (Automation) or "
+    "with `dagster schedule start daily_schedule`.",
 )
 def daily_schedule(
     context: dg.ScheduleEvaluationContext, service: ServiceResource, warehouse: WarehouseResource
@@ -67,7 +66,7 @@ def daily_schedule(
     settings = service.settings(warehouse)
     today = context.scheduled_execution_time.date()
     pending = pending_economics_since(warehouse.destination().lake, today)
-    start, end = daily_range(today, pending, settings.lookback_days)
+    start, end = daily_range(today, settings.lookback_days, pending)
     return [
         dg.RunRequest(
             run_key=f"daily-{end}-{short_digest(tags[ACCOUNTS_TAG])}",

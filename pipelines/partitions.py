@@ -5,7 +5,7 @@ from datetime import date, timedelta
 import dagster as dg
 
 from warehouse.lake import Lake
-from warehouse.spec import ECONOMICS_LAG_DAYS, STRICTEST_DAILY_WINDOW_DAYS
+from warehouse.spec import STRICTEST_DAILY_WINDOW_DAYS
 
 FIRST_PARTITION = "2024-01-01"
 # The strictest daily window the spec names (target metrics): a backfill run never spans more.
@@ -22,9 +22,7 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 PENDING_HORIZON_DAYS = 31
 
 
-def daily_range(
-    today: date, pending_since: date | None = None, lookback_days: int = ECONOMICS_LAG_DAYS
-) -> tuple[date, date]:
+def daily_range(today: date, lookback_days: int, pending_since: date | None) -> tuple[date, date]:
     """The `lookback_days` days up to yesterday, reaching back further to the oldest day whose
     seller economics are still pending (a skipped daily run must not strand them)."""
     yesterday = today - timedelta(days=1)

@@ -88,12 +88,11 @@ def exponent_of(record: dict) -> int:
         or (record.get("budget") or {}).get("currency")
         or (record.get("basisPrice") or {}).get("currency")
     )
-    if not isinstance(currency, str):
-        country = record.get("country")
-        country = country.get("id") if isinstance(country, dict) else country
-        found = COUNTRY_BY_ID.get(country)
-        currency = found.currency if found else None
-    return CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS) if currency else 2
+    if isinstance(currency, str):
+        return CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS)
+    country = record.get("country")
+    found = COUNTRY_BY_ID.get(country.get("id") if isinstance(country, dict) else country)
+    return found.exponent if found else DEFAULT_CURRENCY_DIGITS
 
 
 def decimal_text(value: object, exponent: int) -> object:

@@ -195,7 +195,7 @@ def _late(kind: str, record: dict, scope: Scope) -> bool:
     return True
 
 
-def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool, digits: int = 2) -> object:
+def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool, digits: int) -> object:
     """One extra value of a record, from its 64-bit hash; `digits`: its currency's."""
     if field.type == "null" or (bits >> 40) % 1000 < field.null_share * 1000:
         return None
@@ -235,7 +235,7 @@ def with_extras(kind: str, record: dict, scope: Scope) -> dict:
         return record
     key = record_key(kind, record)
     late = any(f.type == WIDENING for f in fields) and _late(kind, record, scope)
-    digits = exponent_of(record) if any(f.type == "decimal" for f in fields) else 2
+    digits = exponent_of(record)
     extra = {
         f.name: extra_value(
             f, scalar("extra", scope.number, kind, f.name, *key), scope, late, digits

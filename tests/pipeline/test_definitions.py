@@ -34,7 +34,7 @@ def evaluate_schedule(when: datetime) -> list[dg.RunRequest]:
 def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback(home):
     assert daily_schedule.cron_schedule == "0 6 * * *"
     assert daily_schedule.job_name == "extract"
-    start, end = daily_range(date(2026, 11, 23))
+    start, end = daily_range(date(2026, 11, 23), 3, None)
     assert (start, end) == (date(2026, 11, 20), date(2026, 11, 22))
     (request,) = evaluate_schedule(datetime(2026, 11, 23, 6))
     assert request.tags[RANGE_START_TAG] == "2026-11-20"

@@ -348,5 +348,5 @@ def test_pending_economics_are_looked_for_within_the_horizon_only(tmp_path):
     for stray in (tmp_path / schema.name).glob(f"date={old}/*/*.parquet"):
         stray.unlink()  # a read of the old partition would now fail: none happens
     assert pending_economics_since(lake, today) == recent
-    assert daily_range(today, recent) == (recent, today - timedelta(days=1))
+    assert daily_range(today, 3, recent) == (recent, today - timedelta(days=1))
     assert today - timedelta(days=PENDING_HORIZON_DAYS) > old
