@@ -96,15 +96,12 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
-    """The dates a run covers: as given, or the daily run's lookback days up to yesterday."""
-    from pipelines.destination import Destination
-    from pipelines.partitions import FIRST_PARTITION, daily_range, pending_economics_since
-
+def resolve_range(
+    settings: Settings, start: date | None, end: date | None, tables: tuple[str, ...] = ()
+) -> tuple[date, date]:
+    """The dates a run of `tables` (default: all) covers: as given, or the daily run's."""
     if start is None and end is None:
-        lake = Destination.of(settings).lake
-        pending = pending_economics_since(lake, settings.today)
-        return daily_range(settings.today, settings.lookback_days, pending)
+        return daily_range(settings, tables)
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:
@@ -112,9 +109,31 @@ def resolve_range(settings: Settings, start: date | None, end: date | None) -> t
     yesterday = settings.today - timedelta(days=1)
     if end > yesterday:
         raise UsageError(f"--end {end} is after yesterday ({yesterday}, from ADWH_TODAY)")
-    if start < date.fromisoformat(FIRST_PARTITION):
-        raise UsageError(f"--start {start} is before the first partition ({FIRST_PARTITION})")
+    if start < settings.first_day:
+        raise UsageError(
+            f"--start {start} is before the warehouse's first day ({settings.first_day}); "
+            "set ADWH_START_DATE to reach further back"
+        )
     return start, end
+
+
+def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date]:
+    """From the earliest day any account lacks in `tables` (`pipelines/catch_up.py`) to
+    yesterday: the run then fetches each account from its own first day."""
+    from pipelines.catch_up import plan_daily
+    from pipelines.destination import Destination
+    from pipelines.fanout import account_ids
+    from pipelines.sources import SOURCES
+
+    plan = plan_daily(
+        Destination.of(settings).lake,
+        account_ids(settings),
+        settings.today,
+        settings.lookback_days,
+        settings.first_day,
+        [s for s in SOURCES if not tables or any(o.schema.name in tables for o in s.outputs)],
+    )
+    return plan.start, plan.end
 
 
 def check_retention(today: date, end: date, tables: tuple[str, ...]) -> None:
@@ -176,7 +195,9 @@ def command_run(
     *,
     from_raw: bool = False,
     tables: tuple[str, ...] = (),
+    catch_up: bool = False,
 ) -> int:
+    """`catch_up`: the daily run, each account from its own first day in [start, end]."""
     from pipelines.destination import Destination
     from pipelines.execute import run_pipeline, selection
     from pipelines.progress import live
@@ -198,7 +219,9 @@ def command_run(
         raise UsageError(str(error)) from None
     try:
         with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
-            summary = run_pipeline(settings, start, end, tables, from_raw=from_raw)
+            summary = run_pipeline(
+                settings, start, end, tables, from_raw=from_raw, catch_up=catch_up
+            )
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
     print_summary(summary)
@@ -315,9 +338,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         if args.command == "run":
-            start, end = resolve_range(settings, args.start, args.end)
             tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
-            return command_run(settings, start, end, tables=tables)
+            start, end = resolve_range(settings, args.start, args.end, tables)
+            daily = args.start is None
+            return command_run(settings, start, end, tables=tables, catch_up=daily)
         if args.command == "backfill":
             return command_backfill(settings, args.start, args.end, args.accounts)
         if args.command == "rebuild":

@@ -22,8 +22,9 @@ from assets.dated import DATED
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
 from pipelines.automation import warehouse_refresh_sensor
-from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, pack_runs, short_digest
-from pipelines.partitions import daily_range, pending_economics_since, range_tags
+from pipelines.catch_up import CATCH_UP_TAG, plan_daily
+from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
+from pipelines.partitions import range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
 
 # The steps that extract (or, with config, rebuild): the current state, then the dated facts.
@@ -54,9 +55,10 @@ extract_job = dg.define_asset_job(
     execution_timezone="UTC",
     job=extract_job,
     default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="06:00 UTC, after the service's optimizer (03:00): the ADWH_LOOKBACK_DAYS days "
-    "up to yesterday (and further back to economics still pending), for every account the key "
-    "reaches, small accounts packed into one run; the warehouse_refresh sensor builds the "
+    description="06:00 UTC, after the service's optimizer (03:00): for every account the key "
+    "reaches, every day up to yesterday that the warehouse lacks (90 days back at most; a new "
+    "account from ADWH_START_DATE), the ADWH_LOOKBACK_DAYS most recent days and economics still "
+    "pending; small accounts packed into one run. The warehouse_refresh sensor builds the "
     "warehouse once they are all done. Off after set-up: start it in the UI (Automation) or "
     "with `dagster schedule start daily_schedule`.",
 )
@@ -65,15 +67,26 @@ def daily_schedule(
 ) -> list[dg.RunRequest]:
     settings = service.settings(warehouse)
     today = context.scheduled_execution_time.date()
-    pending = pending_economics_since(warehouse.destination().lake, today)
-    start, end = daily_range(today, settings.lookback_days, pending)
-    return [
-        dg.RunRequest(
-            run_key=f"daily-{end}-{short_digest(tags[ACCOUNTS_TAG])}",
-            tags={**range_tags(start, end), **tags},
+    settings = settings.model_copy(update={"today": today})
+    plan = plan_daily(
+        warehouse.destination().lake,
+        account_ids(settings),
+        today,
+        settings.lookback_days,
+        settings.first_day,
+    )
+    days = {account: (plan.end - plan.account_start(account)).days + 1 for account in plan.accounts}
+    requests = []
+    for tags in pack_runs(settings, days, plan.accounts):
+        pack = tags[ACCOUNTS_TAG].split(",")
+        start = min(plan.account_start(account) for account in pack)
+        requests.append(
+            dg.RunRequest(
+                run_key=f"daily-{plan.end}-{short_digest(tags[ACCOUNTS_TAG])}",
+                tags={**range_tags(start, plan.end), **tags, CATCH_UP_TAG: "1"},
+            )
         )
-        for tags in pack_runs(settings, (end - start).days + 1)
-    ]
+    return requests
 
 
 defs = dg.Definitions(

@@ -11,6 +11,7 @@ from datetime import date
 
 import dagster as dg
 
+from pipelines.catch_up import CATCH_UP_TAG
 from pipelines.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
 from pipelines.destination import Destination
 from pipelines.instance import open_instance
@@ -129,8 +130,10 @@ def run_pipeline(
     tables: tuple[str, ...] = (),
     *,
     from_raw: bool = False,
+    catch_up: bool = False,
 ) -> RunSummary:
-    """One run of the `daily` job over [start, end]: from the service, or from raw pages."""
+    """One run of the `daily` job over [start, end]: from the service, or from raw pages;
+    `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`)."""
     Destination.of(settings).clean_staging()
     summary = RunSummary(start, end)
     run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
@@ -139,7 +142,11 @@ def run_pipeline(
         result = defs.resolve_job_def("daily").execute_in_process(
             instance=instance,
             run_config=run_config,
-            tags={"adwh/command": command, **range_tags(start, end)},
+            tags={
+                "adwh/command": command,
+                **range_tags(start, end),
+                **({CATCH_UP_TAG: "1"} if catch_up else {}),
+            },
             raise_on_error=False,
             asset_selection=selection(tables),
         )

@@ -16,14 +16,16 @@ Each stage is a module of `pipelines/stages/`.
 """
 
 import asyncio
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from pipelines.client.accounts import no_longer_reached
+from pipelines.client.accounts import AccountRef, no_longer_reached
 from pipelines.client.windows import days_of, extract_windows
 from pipelines.destination import Destination
 from pipelines.session import Session
-from pipelines.sources.model import Source
+from pipelines.sources.model import Context, Source
 from pipelines.stages.land import land, reread
 from pipelines.stages.outcome import Outcomes, new_outcomes
 from pipelines.stages.publish import Covered, publish
@@ -45,39 +47,77 @@ async def extract_source(
     extracted_at: datetime,
     reference: date,
     run_id: str = "",
+    starts: Mapping[str, date] | None = None,
 ) -> Outcomes:
-    """Fetch [start, end] (a dated source) or the snapshot of `start` (current state)."""
-    outcomes = new_outcomes(source)
-    context = dest.context(reference, run_id)
-    start = within_retention(session, source, start, reference)
-    if start > end:
-        return outcomes
-    failed: dict[str, Exception] = {a: no_longer_reached(a) for a in session.unreachable}
-    for first, last in extract_windows(start, end) if source.dated else [(start, start)]:
-        with spools(dest, source) as tables:
-            typist = Typist(dest, source, tables, outcomes)
-            for account in session.accounts:
-                if account.id in failed:
+    """Fetch [start, end] (a dated source) or the snapshot of `start` (current state); with
+    `starts`, each account of a dated source from its own first day in that range on (the
+    daily job's catch-up, `pipelines/catch_up.py`): accounts that start on the same day are
+    fetched and published together, window by window."""
+    extraction = Extraction(
+        session,
+        dest,
+        source,
+        extracted_at,
+        dest.context(reference, run_id),
+        new_outcomes(source),
+        {a: no_longer_reached(a) for a in session.unreachable},
+    )
+    groups: dict[date, list[AccountRef]] = {}
+    for account in session.accounts:
+        own = max(start, starts[account.id]) if starts else start
+        groups.setdefault(own, []).append(account)
+    oldest = within_retention(session, source, min(groups, default=start), reference)
+    for first_day, accounts in sorted(groups.items()):
+        await extraction.fetch(accounts, max(first_day, oldest), end)
+    for outcome in extraction.outcomes.values():
+        outcome.failed_accounts = extraction.failed
+    return extraction.outcomes
+
+
+@dataclass
+class Extraction:
+    """One source's extraction in a run: what every group of its accounts shares."""
+
+    session: Session
+    dest: Destination
+    source: Source
+    extracted_at: datetime
+    context: Context
+    outcomes: Outcomes
+    # Accounts that failed, and why: not asked for again by this source.
+    failed: dict[str, Exception]
+
+    async def fetch(self, group: list[AccountRef], start: date, end: date) -> None:
+        """Fetch `group` over [start, end], a window at a time, publishing each window before
+        the next."""
+        session, dest, source, context = self.session, self.dest, self.source, self.context
+        extracted_at, outcomes, failed = self.extracted_at, self.outcomes, self.failed
+        if start > end:
+            return
+        for first, last in extract_windows(start, end) if source.dated else [(start, start)]:
+            with spools(dest, source) as tables:
+                typist = Typist(dest, source, tables, outcomes)
+                accounts = [account for account in group if account.id not in failed]
+                for account in accounts:
+                    folder = dest.raw.fetch_dir(source.name, account.id, first, last, source.dated)
+                    pages = source.stream(session, account, first, last)
+                    landed = land(dest.raw, folder, pages, extracted_at, context)
+                    try:
+                        await typist.type_stream(landed, Origin(account.id, extracted_at, context))
+                    except Exception as error:  # the account's alone: reported by the step
+                        failed[account.id] = error
+                        for spool in tables.values():
+                            spool.discard(account.id)
+                fetched = [account.id for account in accounts if account.id not in failed]
+                if not fetched:
                     continue
-                folder = dest.raw.fetch_dir(source.name, account.id, first, last, source.dated)
-                pages = source.stream(session, account, first, last)
-                landed = land(dest.raw, folder, pages, extracted_at, context)
-                try:
-                    await typist.type_stream(landed, Origin(account.id, extracted_at, context))
-                except Exception as error:  # the account's alone: reported by the step
-                    failed[account.id] = error
-                    for spool in tables.values():
-                        spool.discard(account.id)
-            accounts = [account.id for account in session.accounts if account.id not in failed]
-            if not accounts:
-                break
-            covered = Covered(days_of(first, last), accounts, run_id)
-            await asyncio.get_running_loop().run_in_executor(
-                PUBLISHER, publish, dest, source, tables, covered, outcomes
-            )
-    for outcome in outcomes.values():
-        outcome.failed_accounts = failed
-    return outcomes
+                for outcome in outcomes.values() if source.dated else ():
+                    for account in fetched:
+                        outcome.fetched_window(account, first, last)
+                covered = Covered(days_of(first, last), fetched, context.run_id)
+                await asyncio.get_running_loop().run_in_executor(
+                    PUBLISHER, publish, dest, source, tables, covered, outcomes
+                )
 
 
 def within_retention(session: Session, source: Source, start: date, reference: date) -> date:

@@ -122,16 +122,18 @@ def account_ids(settings: Settings) -> list[str]:
 
 
 def pack_runs(
-    settings: Settings, days: int, accounts: list[str] | None = None
+    settings: Settings, days: int | Mapping[str, int], accounts: list[str] | None = None
 ) -> list[dict[str, str]]:
-    """The tags of the runs extracting `days` days of `accounts` (all the key reaches unless
-    given), packed by the rows per day each account brought to the lake's newest day."""
+    """The tags of the runs extracting `accounts` (all the key reaches unless given) for
+    `days` days (or each account its own days: the daily job's catch-up), packed by the rows
+    per day each account brought to the lake's newest day."""
     from pipelines.destination import Destination
 
     wanted = accounts or account_ids(settings)
     held = Destination.of(settings).lake.rows_per_account_day()
-    sizes = {account: held.get(account, UNKNOWN_ROWS_PER_DAY) for account in wanted}
+    own = days if isinstance(days, Mapping) else dict.fromkeys(wanted, days)
+    work = {account: held.get(account, UNKNOWN_ROWS_PER_DAY) * own[account] for account in wanted}
     key = key_tag(settings)
     return [
-        {ACCOUNTS_TAG: ",".join(pack.accounts), KEY_TAG: key} for pack in pack_accounts(sizes, days)
+        {ACCOUNTS_TAG: ",".join(pack.accounts), KEY_TAG: key} for pack in pack_accounts(work, 1)
     ]

@@ -14,6 +14,7 @@ from functools import partial
 import dagster as dg
 from pydantic import Field
 
+from pipelines.catch_up import CATCH_UP_TAG, plan_daily
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
@@ -22,7 +23,8 @@ from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.session import open_session
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
-from pipelines.stages.outcome import Outcomes
+from pipelines.stages.outcome import Outcomes, complete_spans
+from warehouse.coverage import record_coverage
 
 CONTRACT_CHECK = "contract"
 
@@ -154,6 +156,18 @@ def _from_service(
         ) as session:
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
+            plan = (
+                plan_daily(
+                    destination.lake,
+                    [account.id for account in session.accounts],
+                    settings.today,
+                    settings.lookback_days,
+                    settings.first_day,
+                    sources,
+                )
+                if CATCH_UP_TAG in context.run.tags and any(s.dated for s in sources)
+                else None
+            )
 
             async def one(source: Source, span: tuple[date, date], counts: RunStats) -> Outcomes:
                 start, end = span
@@ -168,6 +182,7 @@ def _from_service(
                             extracted_at,
                             settings.today,
                             context.run.run_id,
+                            plan.starts.get(source.name) if plan else None,
                         )
 
             outcomes = await asyncio.gather(
@@ -179,6 +194,7 @@ def _from_service(
     outcomes, stats, warnings = asyncio.run(go())
     for warning in warnings:
         context.log.warning(warning)
+    record_coverage(destination.lake, complete_spans([o for o in outcomes if isinstance(o, dict)]))
     return outcomes, stats
 
 

@@ -1,10 +1,11 @@
 """Typed configuration from the contract's environment variables.
 
-Nothing reads the environment at import time: `Settings()` is built when a run, a resource or
+Nothing reads the environment at import time but the Dagster partitions' first day
+(`CalendarSettings`, `pipelines/partitions.py`): `Settings()` is built when a run, a resource or
 the CLI starts, so tests can set variables per case and Dagster can show config without secrets.
 """
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,9 @@ DEFAULT_PRESET = "small"
 MIN_KEY_BYTES = 32
 # The most `ADWH_LOOKBACK_DAYS` may ask: a year re-read every day is a backfill, not a lookback.
 MAX_LOOKBACK_DAYS = 366
+# The warehouse's first day when `ADWH_START_DATE` is not set: the 30 days `adwh demo` fetches,
+# so a new warehouse's Dagster partitions are the days it holds, not years of "missing" ones.
+DEFAULT_HISTORY_DAYS = 30
 
 
 class ConfigurationError(ValueError):
@@ -70,13 +74,44 @@ class HomeSettings(BaseSettings):
         return key
 
 
-class Settings(HomeSettings):
+class CalendarSettings(BaseSettings):
+    """Which days the warehouse holds: from `ADWH_START_DATE` to yesterday (from `ADWH_TODAY`).
+
+    The first day is the first Dagster partition too, so the definitions read these two when
+    they load: a partitions definition is fixed when the code location loads."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
+    # The first day a new account is fetched from, and the first partition; by default 30 days
+    # before today, which moves with it: a warehouse meant to keep its start sets a date.
+    start_date: date | None = Field(default=None, alias="ADWH_START_DATE")
+
+    @field_validator("start_date", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _start_before_today(self) -> "CalendarSettings":
+        if self.start_date is not None and self.start_date >= self.today:
+            raise ValueError(
+                f"ADWH_START_DATE {self.start_date} is not before today ({self.today}): the "
+                "warehouse holds days up to yesterday"
+            )
+        return self
+
+    @property
+    def first_day(self) -> date:
+        return self.start_date or self.today - timedelta(days=DEFAULT_HISTORY_DAYS)
+
+
+class Settings(HomeSettings, CalendarSettings):
     """The contract's configuration (section 1)."""
 
     base_url: str | None = Field(default=None, alias="ADS_API_BASE_URL")
     api_key: SecretStr | None = Field(default=None, alias="ADS_API_KEY")
     account_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADS_ACCOUNT_IDS")
-    today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
     # The stand-in used when no base URL is set (`pipelines/plugin.py`).
     sandbox: str = Field(default="sandbox", alias="ADWH_SANDBOX")
     # The recent days the daily job re-reads, yesterday included: services restate recent

@@ -30,8 +30,13 @@ from sandbox.service import SandboxService
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+# The Dagster partitions of this process start here (read when the definitions load, before
+# any test sets its home's first day): early enough for every range a test runs.
+os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 
 TODAY = date(2026, 11, 23)
+# The warehouse's first day in the tests' homes: most of their runs start on it.
+FIRST_DAY = date(2026, 10, 1)
 SECRET = "sk-live-test-3f9a7c0d-never-print"
 
 
@@ -41,6 +46,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     target = tmp_path / "adwh-home"
     monkeypatch.setenv("ADWH_HOME", str(target))
     monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
+    monkeypatch.setenv("ADWH_START_DATE", FIRST_DAY.isoformat())
     for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
         monkeypatch.delenv(name, raising=False)
     return target

@@ -364,14 +364,14 @@ class Lake:
                 counts[account] = counts.get(account, 0) + count
         return counts
 
-    def earliest(self, name: str, condition: str, since: date | None = None) -> date | None:
-        """The first date of table `name` (from `since` on) with a row meeting `condition`
-        (SQL), or None."""
-        rows = self.dataset(name, days=(">=", since) if since else None)
+    def earliest_by_account(self, name: str, condition: str, since: date) -> dict[str, date]:
+        """Each account's first date of table `name` from `since` on with a row meeting
+        `condition` (SQL); only those partitions are read."""
+        rows = self.dataset(name, days=(">=", since))
         if rows is None:
-            return None
-        query = f"SELECT min(date) AS earliest FROM self WHERE {condition}"
-        return pl.scan_pyarrow_dataset(rows).sql(query).collect().item()
+            return {}
+        query = f"SELECT account_id, min(date) FROM self WHERE {condition} GROUP BY account_id"
+        return dict(pl.scan_pyarrow_dataset(rows).sql(query).collect().iter_rows())
 
     def tidy(self, names: Iterable[str]) -> int:
         """The housekeeping after a run: vacuum what the run replaced, unless history is kept

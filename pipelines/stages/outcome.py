@@ -1,11 +1,12 @@
 """What extracting one table did: rows and partitions published, and what was held back."""
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
 import polars as pl
 
 from pipelines.sources.model import Source
+from warehouse.coverage import Span, Spans, spans_of_days
 
 
 @dataclass
@@ -22,6 +23,27 @@ class TableOutcome:
     rows_by_account: dict[str, int] = field(default_factory=dict)  # published, per account
     # Accounts whose pages could not be fetched, and why: their rows keep the lake's state.
     failed_accounts: dict[str, Exception] = field(default_factory=dict)
+    # The days each account was fetched for, first and last (a dated source's).
+    fetched: dict[str, Span] = field(default_factory=dict)
+
+    def fetched_window(self, account: str, first: date, last: date) -> None:
+        """Note that `account` was fetched for a window: windows come in order, so its days
+        run from its first window's first day to the last window's last."""
+        self.fetched[account] = (self.fetched.get(account, (first, last))[0], last)
+
+    def complete_spans(self) -> dict[str, list[Span]]:
+        """Per account, the days now complete in the lake: fetched and published, less the
+        partitions held back; none for an account that failed, nor when a bad value's
+        partition could not be told."""
+        if self.held_all:
+            return {}
+        complete: dict[str, list[Span]] = {}
+        for account, (first, last) in self.fetched.items():
+            if account in self.failed_accounts:
+                continue
+            days = (first + timedelta(days=n) for n in range((last - first).days + 1))
+            complete[account] = spans_of_days(d for d in days if d not in self.held_days)
+        return complete
 
     def hold(self, day: date | None, message: str) -> None:
         """Keep a partition's previous state: something in it cannot be published."""
@@ -60,3 +82,13 @@ Outcomes = dict[str, TableOutcome]
 
 def new_outcomes(source: Source) -> Outcomes:
     return {output.schema.name: TableOutcome(output.schema.name) for output in source.outputs}
+
+
+def complete_spans(outcomes: list[Outcomes]) -> Spans:
+    """What a run made complete, per (account, table): for the lake's coverage."""
+    return {
+        (account, name): spans
+        for outcome in outcomes
+        for name, table in outcome.items()
+        for account, spans in table.complete_spans().items()
+    }

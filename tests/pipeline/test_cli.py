@@ -14,7 +14,10 @@ from pipelines.cli import main
         (["run", "--start", "2026-10-05", "--end", "2026-10-01"], "is after --end"),
         (["run", "--start", "2026-10-01"], "give both --start and --end"),
         (["run", "--start", "2026-11-01", "--end", "2026-11-30"], "after yesterday"),
-        (["run", "--start", "2019-01-01", "--end", "2019-01-02"], "before the first partition"),
+        (
+            ["run", "--start", "2019-01-01", "--end", "2019-01-02"],
+            "before the warehouse's first day",
+        ),
     ],
 )
 def test_bad_ranges_are_refused_in_one_line(home, capsys, argv, fragment):
@@ -52,9 +55,12 @@ def test_malformed_input_is_refused_in_one_line(home, capsys, argv, fragment):
         ("campaign_metrics,optimization_other_changes", "keeps 90 days"),
     ],
 )
-def test_a_window_before_the_services_retention_is_refused(home, capsys, tables, fragment):
+def test_a_window_before_the_services_retention_is_refused(
+    home, capsys, monkeypatch, tables, fragment
+):
     """ADWH_TODAY is 2026-11-23: the change log reaches back to 2025-11-23, the history to
     2026-08-25. Asking for those tables wholly before that can only fetch nothing."""
+    monkeypatch.setenv("ADWH_START_DATE", "2025-10-01")
     argv = ["run", "--start", "2025-10-01", "--end", "2025-10-31", "--tables", tables]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -63,8 +69,11 @@ def test_a_window_before_the_services_retention_is_refused(home, capsys, tables,
     assert not home.exists()
 
 
-def test_a_run_of_every_table_before_a_retention_keeps_what_is_held(home, embedded, capsys):
+def test_a_run_of_every_table_before_a_retention_keeps_what_is_held(
+    home, embedded, capsys, monkeypatch
+):
     """Without --tables the metrics are still wanted: the history is skipped, not refused."""
+    monkeypatch.setenv("ADWH_START_DATE", "2026-06-01")
     assert main(["run", "--start", "2026-06-01", "--end", "2026-06-02"]) == 0
     assert not (home / "lake" / "optimization_history").exists()
     assert (home / "lake" / "campaign_metrics").is_dir()

@@ -8,10 +8,14 @@ import yaml
 
 from pipelines.definitions import daily_schedule, defs
 from pipelines.fanout import ACCOUNTS_PER_RUN, ACCOUNTS_TAG, KEY_TAG
-from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG, daily_range
+from pipelines.catch_up import CATCH_UP_TAG
+from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipelines.resources import ServiceResource, WarehouseResource
 from sandbox.service import SandboxService
-from tests.conftest import SECRET, TODAY, serving
+from pipelines.sources import SOURCES
+from tests.conftest import FIRST_DAY, SECRET, TODAY, serving
+from warehouse.coverage import record_coverage
+from warehouse.lake import Lake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,25 +35,40 @@ def evaluate_schedule(when: datetime) -> list[dg.RunRequest]:
         return daily_schedule.evaluate_tick(context).run_requests
 
 
-def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback(home):
+def held_complete(home: Path, accounts: list[str], last: date) -> None:
+    """The lake holds every dated table of `accounts` complete from the first day to `last`."""
+    dated = [o.schema.name for s in SOURCES if s.dated for o in s.outputs]
+    spans = {(a, name): [(FIRST_DAY, last)] for a in accounts for name in dated}
+    record_coverage(Lake(home / "lake"), spans)
+
+
+def test_daily_schedule_runs_after_the_optimizer_over_yesterday_and_the_lookback(home, embedded):
     assert daily_schedule.cron_schedule == "0 6 * * *"
     assert daily_schedule.job_name == "extract"
-    start, end = daily_range(date(2026, 11, 23), 3, None)
-    assert (start, end) == (date(2026, 11, 20), date(2026, 11, 22))
+    held_complete(home, [embedded.accounts[0].id], date(2026, 11, 21))
     (request,) = evaluate_schedule(datetime(2026, 11, 23, 6))
     assert request.tags[RANGE_START_TAG] == "2026-11-20"
     assert request.tags[RANGE_END_TAG] == "2026-11-22"
+    assert CATCH_UP_TAG in request.tags
 
 
-def test_daily_schedule_reads_back_the_lookback_days_asked(home, monkeypatch):
+def test_daily_schedule_reads_back_the_lookback_days_asked(home, embedded, monkeypatch):
     monkeypatch.setenv("ADWH_LOOKBACK_DAYS", "14")
+    held_complete(home, [embedded.accounts[0].id], date(2026, 11, 22))
     (request,) = evaluate_schedule(datetime(2026, 11, 23, 6))
     assert request.tags[RANGE_START_TAG] == "2026-11-09"
     assert request.tags[RANGE_END_TAG] == "2026-11-22"
 
 
+def test_daily_schedule_runs_a_new_account_from_the_start_date(home, embedded):
+    (request,) = evaluate_schedule(datetime(2026, 11, 23, 6))
+    assert request.tags[RANGE_START_TAG] == FIRST_DAY.isoformat()
+
+
 def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monkeypatch):
-    """Twelve small accounts the lake knows nothing of yet: two runs, ten accounts and two."""
+    """Twelve small accounts the lake knows nothing of yet, fetched from a first day three
+    days back: two runs, ten accounts and two."""
+    monkeypatch.setenv("ADWH_START_DATE", "2026-11-20")
     agency = SandboxService("small", TODAY, key=SECRET, clients=12)
     with serving(agency) as url:
         monkeypatch.setenv("ADS_API_BASE_URL", url)

@@ -19,7 +19,7 @@ from pipelines.cli import main
 from pipelines.sources import SOURCES
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS
-from tests.conftest import TODAY, direct
+from tests.conftest import FIRST_DAY, TODAY, direct
 from warehouse.schemas import TABLES, Layout
 
 START, END = date(2026, 10, 1), date(2026, 11, 9)
@@ -27,9 +27,12 @@ FACTS = [t for t in TABLES.values() if t.layout is Layout.DAILY_FACT]
 ADVERTISING_FACTS = [t for t in FACTS if any(c.name == "ad_product" for c in t.columns)]
 
 
-def use_home(monkeypatch: pytest.MonkeyPatch, home: Path, today: date = TODAY) -> None:
+def use_home(
+    monkeypatch: pytest.MonkeyPatch, home: Path, today: date = TODAY, first_day: date = FIRST_DAY
+) -> None:
     monkeypatch.setenv("ADWH_HOME", str(home))
     monkeypatch.setenv("ADWH_TODAY", today.isoformat())
+    monkeypatch.setenv("ADWH_START_DATE", first_day.isoformat())
     for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS"):
         monkeypatch.delenv(name, raising=False)
 
@@ -293,16 +296,16 @@ def test_rebuild_from_raw_is_identical_and_sends_no_request(copy):
 
 def test_the_daily_job_turns_pending_economics_into_available(tmp_path, monkeypatch):
     home = tmp_path / "home"
-    first_day = date(2026, 11, 12)
-    use_home(monkeypatch, home, first_day)
-    assert run(date(2026, 11, 5), date(2026, 11, 11), "--tables", "seller_product_metrics") == 0
+    first_day, fetched_from = date(2026, 11, 12), date(2026, 11, 5)
+    use_home(monkeypatch, home, first_day, fetched_from)
+    assert run(fetched_from, date(2026, 11, 11), "--tables", "seller_product_metrics") == 0
     with warehouse(home) as con:
         pending = con.sql(
             "SELECT DISTINCT date FROM seller_product_metrics "
             "WHERE economics_status = 'pending' ORDER BY 1"
         ).fetchall()
     assert [d for (d,) in pending] == [date(2026, 11, 10), date(2026, 11, 11)]
-    use_home(monkeypatch, home, first_day + timedelta(days=3))
+    use_home(monkeypatch, home, first_day + timedelta(days=3), fetched_from)
     assert main(["run", "--tables", "seller_product_metrics"]) == 0
     with warehouse(home) as con:
         status = dict(
@@ -347,6 +350,7 @@ def test_a_day_restated_within_the_lookback_is_replaced(home, embedded, monkeypa
     """The daily job re-reads ADWH_LOOKBACK_DAYS days up to yesterday: a restatement six days
     back is missed by the default three and replaced by a lookback of seven."""
     restated = TODAY - timedelta(days=6)
+    monkeypatch.setenv("ADWH_START_DATE", restated.isoformat())  # no gap before it to catch up
     assert run(restated, TODAY - timedelta(days=1), "--tables", "campaign_metrics") == 0
     before = cost_on(home, restated)
     assert before > 0

@@ -296,7 +296,7 @@ def test_current_state_tables_keep_one_snapshot_a_day(tmp_path):
         "date=2026-11-01",
         "date=2026-11-02",
     ]
-    assert lake.earliest("campaigns", "id = 'c1'") == D1
+    assert lake.earliest_by_account("campaigns", "id = 'c1'", D1) == {"a": D1}
 
 
 def test_a_lake_at_a_relative_path_is_written_and_tidied(tmp_path, monkeypatch):
@@ -329,7 +329,7 @@ def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch):
 def test_pending_economics_are_looked_for_within_the_horizon_only(tmp_path):
     """An old pending day (economics never came, the runs stopped) must not hide a recent one,
     and the daily run reads only the horizon's partitions of the lake."""
-    from pipelines.partitions import PENDING_HORIZON_DAYS, daily_range, pending_economics_since
+    from pipelines.catch_up import PENDING, PENDING_HORIZON_DAYS, daily_starts
 
     schema = TABLES["seller_product_metrics"]
     today = date(2026, 11, 23)
@@ -347,6 +347,10 @@ def test_pending_economics_are_looked_for_within_the_horizon_only(tmp_path):
     lake.publish(schema, frame, [old, recent], ["a"])
     for stray in (tmp_path / schema.name).glob(f"date={old}/*/*.parquet"):
         stray.unlink()  # a read of the old partition would now fail: none happens
-    assert pending_economics_since(lake, today) == recent
-    assert daily_range(today, 3, recent) == (recent, today - timedelta(days=1))
-    assert today - timedelta(days=PENDING_HORIZON_DAYS) > old
+    horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
+    pending = lake.earliest_by_account(schema.name, PENDING, horizon)
+    assert pending == {"a": recent} and horizon > old
+    covered = {("a", name): [(old, today - timedelta(days=1))] for name in TABLES}
+    plan = daily_starts(covered, pending, ["a"], today, 3, old)
+    assert plan.starts["seller_product_metrics"] == {"a": recent}
+    assert plan.starts["campaign_metrics"] == {"a": today - timedelta(days=3)}

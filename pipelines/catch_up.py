@@ -1,0 +1,132 @@
+"""The daily job's days: for each account and source, every day after what the lake holds
+complete, up to yesterday.
+
+A cursor per account and table (`warehouse/coverage.py`) rather than a fixed range: a skipped
+run, an outage or a table held back is caught up by the next daily run, and an account the
+key newly reaches is fetched from the warehouse's first day (`ADWH_START_DATE`) with no
+backfill asked. On top of it, the `ADWH_LOOKBACK_DAYS` most recent days are always read again
+(the service restates them), and so is any day whose seller economics are still pending.
+
+The plan is the same function of the lake wherever it is made: before a run, to give the run
+its range (the CLI, the schedule's packs), and in the run's step, to fetch each account from
+its own first day (`pipelines/runner.py`). Only the horizon's economics partitions and the
+small coverage table are read: the daily run's cost does not grow with the years held.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from pipelines.sources import SOURCES
+from pipelines.sources.model import Source
+from warehouse.coverage import Spans, first_uncovered, read_coverage, seed_coverage
+from warehouse.lake import Lake
+from warehouse.schemas import SELLER_PRODUCT_METRICS
+
+# How far back the daily job looks for days it lacks; older gaps are a backfill's
+# (`adwh backfill`). Ninety days: the optimization history's retention, so every source can
+# still answer for the whole of it.
+CATCH_UP_HORIZON_DAYS = 90
+# How far back the daily job looks for seller economics still pending; older ones stay
+# `missing` (spec 2.9 gives them 72 hours).
+PENDING_HORIZON_DAYS = 31
+# Tag of a run that fetches each account from its own first day (the daily job's runs).
+CATCH_UP_TAG = "adwh/catch-up"
+PENDING = "economics_status = 'pending'"
+
+
+@dataclass(frozen=True)
+class DailyPlan:
+    """Each dated source's first day per account; every one ends yesterday."""
+
+    starts: dict[str, dict[str, date]]
+    end: date
+
+    @property
+    def accounts(self) -> list[str]:
+        return sorted({account for starts in self.starts.values() for account in starts})
+
+    def account_start(self, account: str) -> date:
+        return min(starts[account] for starts in self.starts.values())
+
+    @property
+    def start(self) -> date:
+        days = (day for starts in self.starts.values() for day in starts.values())
+        return min(days, default=self.end)
+
+
+def plan_daily(
+    lake: Lake,
+    accounts: Iterable[str],
+    today: date,
+    lookback_days: int,
+    first_day: date,
+    sources: Iterable[Source] = SOURCES,
+) -> DailyPlan:
+    """The plan for `accounts` and `sources` (the dated ones) from what the lake holds now."""
+    accounts = sorted(accounts)
+    seed_coverage(lake)
+    horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
+    pending = lake.earliest_by_account(SELLER_PRODUCT_METRICS.name, PENDING, horizon)
+    coverage = read_coverage(lake, accounts)
+    return daily_starts(coverage, pending, accounts, today, lookback_days, first_day, sources)
+
+
+def daily_starts(
+    coverage: Spans,
+    pending: Mapping[str, date],
+    accounts: Iterable[str],
+    today: date,
+    lookback_days: int,
+    first_day: date,
+    sources: Iterable[Source] = SOURCES,
+) -> DailyPlan:
+    """Per dated source and account, the earliest of: the lookback's first day, each of the
+    source's tables' first day not covered within the horizon (and the source's retention),
+    and the first day of pending economics. An account the coverage has never seen starts on
+    `first_day`; none starts before it."""
+    yesterday = today - timedelta(days=1)
+    lookback = yesterday - timedelta(days=lookback_days - 1)
+    seen = {account for account, _ in coverage}
+    starts: dict[str, dict[str, date]] = {}
+    for source in (s for s in sources if s.dated):
+        floor = _floor(source, today, first_day)
+        starts[source.name] = {
+            account: max(
+                first_day,
+                _start(source, account, coverage, pending, lookback, floor, yesterday)
+                if account in seen
+                else first_day,
+            )
+            for account in accounts
+        }
+    return DailyPlan(starts, yesterday)
+
+
+def _floor(source: Source, today: date, first_day: date) -> date:
+    """The first day a gap of `source` is looked for: within the horizon, the source's
+    retention and the warehouse's days."""
+    floors = [today - timedelta(days=CATCH_UP_HORIZON_DAYS), first_day]
+    if source.retention_days is not None:
+        floors.append(today - timedelta(days=source.retention_days))
+    return max(floors)
+
+
+def _start(
+    source: Source,
+    account: str,
+    coverage: Spans,
+    pending: Mapping[str, date],
+    lookback: date,
+    floor: date,
+    yesterday: date,
+) -> date:
+    start = lookback
+    for output in source.outputs:
+        name = output.schema.name
+        gap = first_uncovered(coverage.get((account, name), []), floor, yesterday)
+        if gap is not None:
+            start = min(start, gap)
+        if name == SELLER_PRODUCT_METRICS.name and account in pending:
+            start = min(start, pending[account])
+    return start

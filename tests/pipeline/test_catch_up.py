@@ -1,0 +1,162 @@
+"""The daily job catches up: every day after what the lake holds complete, per account and
+table, up to yesterday; an account the key newly reaches from ADWH_START_DATE; the lookback
+and pending economics on top."""
+
+import subprocess
+import sys
+from datetime import date, timedelta
+
+import duckdb
+import pytest
+
+from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
+from pipelines.cli import main
+from pipelines.partitions import first_partition
+from sandbox.service import SandboxService
+from tests.conftest import SECRET, TODAY, serving
+from warehouse.coverage import read_coverage
+from warehouse.lake import Lake
+from warehouse.schemas import TABLES, Layout
+
+YESTERDAY = TODAY - timedelta(days=1)
+DATED = [name for name, t in TABLES.items() if t.layout is not Layout.SNAPSHOT]
+GAP_TABLES = "campaign_metrics,seller_product_metrics"
+
+
+def run(start: date, end: date, *extra: str) -> int:
+    return main(["run", "--start", start.isoformat(), "--end", end.isoformat(), *extra])
+
+
+def asked_from(service: SandboxService, path: str) -> dict[str | None, date]:
+    """The first day each account's requests to `path` asked for."""
+    firsts: dict[str | None, date] = {}
+    for request in service.requests:
+        query = dict(request.query)
+        if request.path == path and "start_date" in query:
+            day = date.fromisoformat(query["start_date"])
+            firsts[request.account] = min(firsts.get(request.account, day), day)
+    return firsts
+
+
+def days_held(home, table: str) -> list[date]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        return [d for (d,) in con.sql(f"SELECT DISTINCT date FROM {table} ORDER BY 1").fetchall()]
+
+
+def every_day(first: date, last: date) -> list[date]:
+    return [first + timedelta(days=n) for n in range((last - first).days + 1)]
+
+
+def without_seller_products(service: SandboxService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The account sells nothing itself: its seller economics are always empty."""
+    original = service.handle
+
+    def handle(method, path, query, headers):
+        status, body, extra = original(method, path, query, headers)
+        if path == "/v1/seller-product-metrics" and body and "data" in body:
+            body = {**body, "data": [], "has_more": False}
+            if "total" in body:
+                body["total"] = 0
+        return status, body, extra
+
+    monkeypatch.setattr(service, "handle", handle)
+
+
+def test_a_gap_of_forty_days_without_seller_products_is_filled_by_one_daily_run(
+    home, embedded, monkeypatch
+):
+    """Nothing pending reaches back: the lake's coverage does. The run asks each table only
+    from its first day missing; the next daily run asks only the lookback."""
+    without_seller_products(embedded, monkeypatch)
+    first = TODAY - timedelta(days=50)
+    monkeypatch.setenv("ADWH_START_DATE", first.isoformat())
+    assert run(first, TODAY - timedelta(days=41), "--tables", GAP_TABLES) == 0
+    embedded.requests.clear()
+    assert main(["run", "--tables", GAP_TABLES]) == 0
+    assert days_held(home, "campaign_metrics") == every_day(first, YESTERDAY)
+    assert days_held(home, "seller_product_metrics") == []
+    gap_start = TODAY - timedelta(days=40)
+    for path in ("/v1/campaign-metrics", "/v1/seller-product-metrics"):
+        assert set(asked_from(embedded, path).values()) == {gap_start}
+    (account,) = {account for account, _ in read_coverage(Lake(home / "lake"))}
+    coverage = read_coverage(Lake(home / "lake"))
+    assert coverage[(account, "seller_product_metrics")] == [(first, YESTERDAY)]
+    embedded.requests.clear()
+    assert main(["run", "--tables", GAP_TABLES]) == 0
+    assert set(asked_from(embedded, "/v1/campaign-metrics").values()) == {TODAY - timedelta(3)}
+
+
+@pytest.fixture
+def agency(home, monkeypatch):
+    """An agency key reaching three small accounts, over HTTP."""
+    service = SandboxService("small", TODAY, key=SECRET, clients=3)
+    with serving(service) as url:
+        monkeypatch.setenv("ADS_API_BASE_URL", url)
+        monkeypatch.setenv("ADS_API_KEY", SECRET)
+        yield service
+
+
+def test_an_account_the_key_newly_reaches_is_backfilled_from_the_start_date(
+    home, agency, monkeypatch
+):
+    first = TODAY - timedelta(days=12)
+    monkeypatch.setenv("ADWH_START_DATE", first.isoformat())
+    old, new = [a.id for a in agency.accounts[:2]], agency.accounts[2].id
+    monkeypatch.setenv("ADS_ACCOUNT_IDS", ",".join(old))
+    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    assert set(asked_from(agency, "/v1/campaign-metrics")) == set(old)
+    agency.requests.clear()
+    monkeypatch.delenv("ADS_ACCOUNT_IDS")
+    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    lookback = TODAY - timedelta(days=3)
+    assert asked_from(agency, "/v1/campaign-metrics") == {
+        **dict.fromkeys(old, lookback),
+        new: first,
+    }
+    coverage = read_coverage(Lake(home / "lake"))
+    assert coverage[(new, "campaign_metrics")] == [(first, YESTERDAY)]
+
+
+def test_the_plan_is_the_earliest_of_gap_lookback_and_pending_within_the_horizon():
+    today, first_day = TODAY, TODAY - timedelta(days=400)
+    full = [(first_day, YESTERDAY)]
+    covered = {("seen", name): full for name in DATED}
+    covered[("gap", "campaign_metrics")] = [(first_day, TODAY - timedelta(days=20))]
+    covered[("old gap", "campaign_metrics")] = [(TODAY - timedelta(days=200), YESTERDAY)]
+    covered[("old gap", "target_metrics")] = [(TODAY - timedelta(days=30), YESTERDAY)]
+    pending = {"seen": TODAY - timedelta(days=9)}
+    accounts = ["seen", "gap", "old gap", "new"]
+    plan = daily_starts(covered, pending, accounts, today, 3, first_day)
+    lookback = TODAY - timedelta(days=3)
+    horizon = TODAY - timedelta(days=CATCH_UP_HORIZON_DAYS)
+    assert plan.starts["campaign_metrics"]["seen"] == lookback
+    assert plan.starts["seller_product_metrics"]["seen"] == pending["seen"]
+    assert plan.starts["campaign_metrics"]["gap"] == TODAY - timedelta(days=19)
+    # a table never fetched for a seen account: caught up over the horizon, no further
+    assert plan.starts["adgroup_metrics"]["gap"] == horizon
+    assert plan.starts["target_metrics"]["old gap"] == horizon
+    # the change log is kept 12 months, the history 90 days: neither asked beyond
+    assert plan.starts["optimization_history"]["gap"] == horizon
+    assert plan.account_start("new") == first_day and plan.end == YESTERDAY
+    late = daily_starts(covered, pending, accounts, today, 3, lookback + timedelta(days=1))
+    assert plan.start == first_day and late.start == lookback + timedelta(days=1)
+
+
+def test_the_first_partition_is_the_start_date_or_thirty_days_back(monkeypatch):
+    monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
+    monkeypatch.setenv("ADWH_START_DATE", "2026-03-01")
+    assert first_partition() == date(2026, 3, 1)
+    monkeypatch.delenv("ADWH_START_DATE")
+    assert first_partition() == TODAY - timedelta(days=30)
+    code = "from pipelines.definitions import defs; import dagster as dg; " + (
+        "print(defs.resolve_asset_graph().get(dg.AssetKey('campaign_metrics'))"
+        ".partitions_def.get_first_partition_key())"
+    )
+    env = {"ADWH_TODAY": TODAY.isoformat(), "PATH": ""}
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert shown.stdout.strip() == (TODAY - timedelta(days=30)).isoformat(), shown.stderr
+    env["ADWH_START_DATE"] = TODAY.isoformat()
+    refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert refused.returncode != 0 and "ADWH_START_DATE 2026-11-23 is not before today" in (
+        refused.stderr
+    )
