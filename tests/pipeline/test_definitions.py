@@ -6,13 +6,13 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from pipelines.catch_up import CATCH_UP_TAG
 from pipelines.definitions import daily_schedule, defs
 from pipelines.fanout import ACCOUNTS_PER_RUN, ACCOUNTS_TAG, KEY_TAG
-from pipelines.catch_up import CATCH_UP_TAG
 from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipelines.resources import ServiceResource, WarehouseResource
-from sandbox.service import SandboxService
 from pipelines.sources import SOURCES
+from sandbox.service import SandboxService
 from tests.conftest import FIRST_DAY, SECRET, TODAY, serving
 from warehouse.coverage import record_coverage
 from warehouse.lake import Lake
