@@ -69,7 +69,7 @@ def main() -> None:
                     end.isoformat(),
                     *selection,
                 ],
-                env=pipeline_env(server, Path(home)),
+                env=pipeline_env(server, Path(home), days),
                 stdout=subprocess.DEVNULL,
                 check=True,
             )

@@ -113,6 +113,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
             "ADS_API_KEY": KEY,
             "ADWH_HOME": str(home),
             "ADWH_TODAY": REFERENCE.isoformat(),
+            "ADWH_START_DATE": start.isoformat(),
             "ADWH_DAGSTER_PG_URL": db,
         }
         os.environ.update(env)

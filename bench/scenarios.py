@@ -40,6 +40,8 @@ TODAY = date(2026, 11, 23)
 # A short range for the many fault runs; a longer one (two extraction windows) for the kills.
 SHORT = (date(2026, 11, 20), date(2026, 11, 22))
 LONG = (date(2026, 10, 1), date(2026, 11, 4))
+# The warehouse's first day (ADWH_START_DATE): every scenario's range starts on or after it.
+FIRST_DAY = LONG[0]
 # Retries for tests: many attempts (a 50% storm must not exhaust them) and tiny backoffs.
 FAST_RETRIES = {
     "retry_attempts": 20,
@@ -51,6 +53,7 @@ SHORT_TIMEOUT = {"timeout_seconds": 0.2}
 ENV_NAMES = (
     "ADWH_HOME",
     "ADWH_TODAY",
+    "ADWH_START_DATE",
     "ADS_API_BASE_URL",
     "ADS_API_KEY",
     "ADS_ACCOUNT_IDS",
@@ -100,13 +103,17 @@ class Outcome:
         return self.err.strip()
 
 
+def calendar() -> dict[str, str]:
+    return {"ADWH_TODAY": TODAY.isoformat(), "ADWH_START_DATE": FIRST_DAY.isoformat()}
+
+
 @contextlib.contextmanager
 def environment(home: Path, **extra: str) -> Iterator[None]:
     """The contract's variables for one run: this home, the fixed reference date, `extra`."""
     saved = {name: os.environ.get(name) for name in ENV_NAMES}
     for name in ENV_NAMES:
         os.environ.pop(name, None)
-    os.environ.update({"ADWH_HOME": str(home), "ADWH_TODAY": TODAY.isoformat(), **extra})
+    os.environ.update({"ADWH_HOME": str(home), **calendar(), **extra})
     try:
         yield
     finally:
@@ -287,7 +294,7 @@ def faulty_run(
 # ---------------------------------------------------------------------------- subprocesses
 def subprocess_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}
-    return env | {"ADWH_HOME": str(home), "ADWH_TODAY": TODAY.isoformat()}
+    return env | {"ADWH_HOME": str(home), **calendar()}
 
 
 def spawn(home: Path, argv: list[str], log: Path) -> subprocess.Popen:

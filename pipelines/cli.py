@@ -13,7 +13,13 @@ from typing import NoReturn
 from filelock import FileLock, Timeout
 
 from pipelines.client.errors import ServiceError
-from pipelines.settings import SANDBOX_PRESETS, ConfigurationError, Settings, load_settings
+from pipelines.settings import (
+    DEFAULT_HISTORY_DAYS,
+    SANDBOX_PRESETS,
+    ConfigurationError,
+    Settings,
+    load_settings,
+)
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -57,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
     rebuild.add_argument("--start", type=_date, required=True)
     rebuild.add_argument("--end", type=_date, required=True)
     demo = commands.add_parser("demo", help="run the last 30 days on the sandbox and show a table")
-    demo.add_argument("--days", type=int, default=30)
+    # The warehouse's first day by default: after the demo, every Dagster partition is filled.
+    demo.add_argument("--days", type=int, default=DEFAULT_HISTORY_DAYS)
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
     history = commands.add_parser("history", help="the versions of a lake table")
     history.add_argument("table")
@@ -345,9 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "backfill":
             return command_backfill(settings, args.start, args.end, args.accounts)
         if args.command == "rebuild":
-            if args.start > args.end:
-                raise UsageError(f"--start {args.start} is after --end {args.end}")
-            return command_run(settings, args.start, args.end, from_raw=True)
+            start, end = resolve_range(settings, args.start, args.end)
+            return command_run(settings, start, end, from_raw=True)
         if args.command == "demo":
             return command_demo(settings, args.days)
         if args.command == "check":

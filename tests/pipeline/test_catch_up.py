@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
-from pipelines.cli import main
+from pipelines.cli import main, parser
 from pipelines.partitions import first_partition
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving
@@ -140,6 +140,15 @@ def test_the_plan_is_the_earliest_of_gap_lookback_and_pending_within_the_horizon
     assert plan.account_start("new") == first_day and plan.end == YESTERDAY
     late = daily_starts(covered, pending, accounts, today, 3, lookback + timedelta(days=1))
     assert plan.start == first_day and late.start == lookback + timedelta(days=1)
+
+
+def test_the_demo_fills_every_partition_of_a_new_warehouse(monkeypatch):
+    """`make demo` fetches the days from the default first day to yesterday: no asset shows a
+    partition missing."""
+    monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
+    monkeypatch.delenv("ADWH_START_DATE", raising=False)
+    days = parser().parse_args(["demo"]).days
+    assert YESTERDAY - timedelta(days=days - 1) == first_partition()
 
 
 def test_the_first_partition_is_the_start_date_or_thirty_days_back(monkeypatch):
