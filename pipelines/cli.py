@@ -116,12 +116,17 @@ def resolve_range(
     yesterday = settings.today - timedelta(days=1)
     if end > yesterday:
         raise UsageError(f"--end {end} is after yesterday ({yesterday}, from ADWH_TODAY)")
+    check_first_day(settings, start)
+    return start, end
+
+
+def check_first_day(settings: Settings, start: date) -> None:
+    """Refuse a range before the warehouse's first day: it has no Dagster partition."""
     if start < settings.first_day:
         raise UsageError(
             f"--start {start} is before the warehouse's first day ({settings.first_day}); "
             "set ADWH_START_DATE to reach further back"
         )
-    return start, end
 
 
 def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date]:
@@ -351,9 +356,11 @@ def main(argv: list[str] | None = None) -> int:
             return command_run(settings, start, end, tables=tables, catch_up=daily)
         if args.command == "backfill":
             return command_backfill(settings, args.start, args.end, args.accounts)
-        if args.command == "rebuild":
-            start, end = resolve_range(settings, args.start, args.end)
-            return command_run(settings, start, end, from_raw=True)
+        if args.command == "rebuild":  # may end today: the current state's snapshot day
+            if args.start > args.end:
+                raise UsageError(f"--start {args.start} is after --end {args.end}")
+            check_first_day(settings, args.start)
+            return command_run(settings, args.start, args.end, from_raw=True)
         if args.command == "demo":
             return command_demo(settings, args.days)
         if args.command == "check":
