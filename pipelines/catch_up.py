@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from pipelines.settings import Settings
 from pipelines.sources import SOURCES
 from pipelines.sources.model import Source
 from warehouse.coverage import Spans, first_uncovered, read_coverage, seed_coverage
@@ -56,20 +57,23 @@ class DailyPlan:
 
 
 def plan_daily(
-    lake: Lake,
-    accounts: Iterable[str],
-    today: date,
-    lookback_days: int,
-    first_day: date,
-    sources: Iterable[Source] = SOURCES,
+    lake: Lake, accounts: Iterable[str], settings: Settings, sources: Iterable[Source] = SOURCES
 ) -> DailyPlan:
-    """The plan for `accounts` and `sources` (the dated ones) from what the lake holds now."""
+    """The plan for `accounts` and `sources` (the dated ones) from what the lake holds now, on
+    the settings' day, lookback and first day."""
     accounts = sorted(accounts)
     seed_coverage(lake)
-    horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
+    horizon = settings.today - timedelta(days=PENDING_HORIZON_DAYS)
     pending = lake.earliest_by_account(SELLER_PRODUCT_METRICS.name, PENDING, horizon)
-    coverage = read_coverage(lake, accounts)
-    return daily_starts(coverage, pending, accounts, today, lookback_days, first_day, sources)
+    return daily_starts(
+        read_coverage(lake, accounts),
+        pending,
+        accounts,
+        settings.today,
+        settings.lookback_days,
+        settings.first_day,
+        sources,
+    )
 
 
 def daily_starts(

@@ -140,9 +140,7 @@ def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date
     plan = plan_daily(
         Destination.of(settings).lake,
         account_ids(settings),
-        settings.today,
-        settings.lookback_days,
-        settings.first_day,
+        settings,
         [s for s in SOURCES if not tables or any(o.schema.name in tables for o in s.outputs)],
     )
     return plan.start, plan.end

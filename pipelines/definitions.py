@@ -65,21 +65,14 @@ extract_job = dg.define_asset_job(
 def daily_schedule(
     context: dg.ScheduleEvaluationContext, service: ServiceResource, warehouse: WarehouseResource
 ) -> list[dg.RunRequest]:
-    settings = service.settings(warehouse)
     today = context.scheduled_execution_time.date()
-    settings = settings.model_copy(update={"today": today})
-    plan = plan_daily(
-        warehouse.destination().lake,
-        account_ids(settings),
-        today,
-        settings.lookback_days,
-        settings.first_day,
-    )
-    days = {account: (plan.end - plan.account_start(account)).days + 1 for account in plan.accounts}
+    settings = service.settings(warehouse).model_copy(update={"today": today})
+    plan = plan_daily(warehouse.destination().lake, account_ids(settings), settings)
+    starts = {account: plan.account_start(account) for account in plan.accounts}
+    days = {account: (plan.end - start).days + 1 for account, start in starts.items()}
     requests = []
     for tags in pack_runs(settings, days, plan.accounts):
-        pack = tags[ACCOUNTS_TAG].split(",")
-        start = min(plan.account_start(account) for account in pack)
+        start = min(starts[account] for account in tags[ACCOUNTS_TAG].split(","))
         requests.append(
             dg.RunRequest(
                 run_key=f"daily-{plan.end}-{short_digest(tags[ACCOUNTS_TAG])}",

@@ -157,14 +157,7 @@ def _from_service(
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
             plan = (
-                plan_daily(
-                    destination.lake,
-                    [account.id for account in session.accounts],
-                    settings.today,
-                    settings.lookback_days,
-                    settings.first_day,
-                    sources,
-                )
+                plan_daily(destination.lake, [a.id for a in session.accounts], settings, sources)
                 if CATCH_UP_TAG in context.run.tags and any(s.dated for s in sources)
                 else None
             )

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from warehouse.spec import ECONOMICS_LAG_DAYS
@@ -25,6 +25,10 @@ MAX_LOOKBACK_DAYS = 366
 DEFAULT_HISTORY_DAYS = 30
 
 
+# An optional setting set to "" is unset: compose and env files write empty values.
+BLANK_IS_UNSET = BeforeValidator(lambda value: None if value == "" else value)
+
+
 class ConfigurationError(ValueError):
     """A user-supplied setting is unusable; the message names the setting."""
 
@@ -35,21 +39,20 @@ class HomeSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore")
 
     home: Path = Field(default=Path("data"), alias="ADWH_HOME")
-    lake_url: str | None = Field(default=None, alias="ADWH_LAKE_URL")
-    raw_url: str | None = Field(default=None, alias="ADWH_RAW_URL")
+    lake_url: Annotated[str | None, BLANK_IS_UNSET] = Field(default=None, alias="ADWH_LAKE_URL")
+    raw_url: Annotated[str | None, BLANK_IS_UNSET] = Field(default=None, alias="ADWH_RAW_URL")
     # Hours of the lake's history kept for time travel; 0 vacuums after each run, so that
     # readers globbing plain Parquet files see only the current version.
     lake_keep_hours: int = Field(default=0, ge=0, alias="ADWH_LAKE_KEEP_HOURS")
     # The key behind the change log's pseudonyms, from a secret (deploy/README.md); without one,
     # a key made under $ADWH_HOME/secrets. A different key is refused unless rotating.
-    pseudonym_key: SecretStr | None = Field(default=None, alias="ADWH_PSEUDONYM_KEY")
-    pseudonym_key_file: Path | None = Field(default=None, alias="ADWH_PSEUDONYM_KEY_FILE")
+    pseudonym_key: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(
+        default=None, alias="ADWH_PSEUDONYM_KEY"
+    )
+    pseudonym_key_file: Annotated[Path | None, BLANK_IS_UNSET] = Field(
+        default=None, alias="ADWH_PSEUDONYM_KEY_FILE"
+    )
     rotate_pseudonym_key: bool = Field(default=False, alias="ADWH_ROTATE_PSEUDONYM_KEY")
-
-    @field_validator("lake_url", "raw_url", "pseudonym_key", "pseudonym_key_file", mode="before")
-    @classmethod
-    def _blank_is_default(cls, value: object) -> object:
-        return None if value == "" else value
 
     def pseudonym_secret(self) -> bytes | None:
         """The key a secret gives (the variable's, else the file's), or None: at least 32
@@ -85,12 +88,9 @@ class CalendarSettings(BaseSettings):
     today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
     # The first day a new account is fetched from, and the first partition; by default 30 days
     # before today, which moves with it: a warehouse meant to keep its start sets a date.
-    start_date: date | None = Field(default=None, alias="ADWH_START_DATE")
-
-    @field_validator("start_date", mode="before")
-    @classmethod
-    def _blank_is_none(cls, value: object) -> object:
-        return None if value == "" else value
+    start_date: Annotated[date | None, BLANK_IS_UNSET] = Field(
+        default=None, alias="ADWH_START_DATE"
+    )
 
     @model_validator(mode="after")
     def _start_before_today(self) -> "CalendarSettings":
@@ -109,7 +109,7 @@ class CalendarSettings(BaseSettings):
 class Settings(HomeSettings, CalendarSettings):
     """The contract's configuration (section 1)."""
 
-    base_url: str | None = Field(default=None, alias="ADS_API_BASE_URL")
+    base_url: Annotated[str | None, BLANK_IS_UNSET] = Field(default=None, alias="ADS_API_BASE_URL")
     api_key: SecretStr | None = Field(default=None, alias="ADS_API_KEY")
     account_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADS_ACCOUNT_IDS")
     # The stand-in used when no base URL is set (`pipelines/plugin.py`).
@@ -129,11 +129,6 @@ class Settings(HomeSettings, CalendarSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
-
-    @field_validator("base_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        return None if value == "" else value
 
     @model_validator(mode="after")
     def _key_required_for_real_service(self) -> "Settings":
