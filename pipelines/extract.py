@@ -62,6 +62,12 @@ async def extract_source(
         new_outcomes(source),
         {a: no_longer_reached(a) for a in session.unreachable},
     )
+    if source.optional_scope and source.optional_scope not in session.credential.scopes:
+        session.warnings.append(
+            f"{source.name}: skipped, the key lacks the scope {source.optional_scope}; "
+            "what the warehouse holds of it stays as it is"
+        )
+        return extraction.outcomes
     groups: dict[date, list[AccountRef]] = {}
     for account in session.accounts:
         own = max(start, starts[account.id]) if starts else start

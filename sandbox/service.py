@@ -111,9 +111,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
+from functools import partial
 
 import numpy as np
 
+from sandbox import automation_api as automation
 from sandbox.catalog import seller_details, vendor_details
 from sandbox.changes import FIELDS, SOURCES, ChangeLog
 from sandbox.errors import ApiError, bad_param, not_found
@@ -129,17 +131,16 @@ from sandbox.periods import periods
 from sandbox.populations import BUILDERS, PRODUCT_RESOURCES
 from sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
 from sandbox.variants import Variant
+from sandbox.windows import metrics_window
 from sandbox.world import PRESETS, Account
 from warehouse.spec import (
     AD_PRODUCTS,
     CLUSTER_MEMBERSHIP_LIMIT,
-    GRANULARITIES,
     HISTORY_LIMIT,
     HISTORY_WINDOW_DAYS,
     ID_PATTERN,
     METRICS_LIMIT,
     OFFSET_MAX,
-    TARGET_METRICS_CAPS,
 )
 
 READ_SCOPES = frozenset(
@@ -167,14 +168,6 @@ AD_PRODUCTS_OF = {"product-ad-metrics": ("SP", "SD")}  # SB has no product ads
 ID = re.compile(ID_PATTERN)
 ASIN = re.compile(r"^[A-Z0-9]{10}$")
 Detail = Callable[[Account, int, list[str]], dict]
-
-
-def window_cap(resource: str, granularity: str) -> int:
-    """The longest window (days, both ends included) the sandbox accepts."""
-    strict = resource in ("target-metrics", "search-term-metrics")
-    if granularity == "daily":
-        return TARGET_METRICS_CAPS["daily"] if strict else 92
-    return TARGET_METRICS_CAPS["total"] if strict else 366
 
 
 ACCOUNT_NAMES = ("Acme Retail", "Borealis Goods", "Cobalt Outfitters")
@@ -427,6 +420,10 @@ class SandboxService:
             *listing(r"/v1/search-terms", "search_terms", CAMPAIGNS, search=("searchTerm",)),
             route(r"/v1/advertising-changes", self._advertising_changes, CAMPAIGNS),
             *(
+                route(path, partial(handler, self), scope)
+                for path, handler, scope in automation.ROUTES
+            ),
+            *(
                 route(f"/v1/{resource}", self._metrics(resource), METRICS_SCOPES[resource])
                 for resource in METRICS_SCOPES
             ),
@@ -605,7 +602,7 @@ class SandboxService:
             offset = q.integer("offset", 0, 0, OFFSET_MAX)
             descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
             sort = order_by(q, resource, descending)  # spec 4.2; None keeps the default order
-            pop = self._population(ctx.account.index, resource)
+            pop = self.population(ctx.account.index, resource)
             keep = cluster_filter(q, ctx.account)
             candidates = np.flatnonzero(population_mask(pop, q, keep, ctx.account))
             grouping = parse_grouping(q, resource, ctx.account, keep)
@@ -634,7 +631,7 @@ class SandboxService:
 
         return handler
 
-    def _population(self, account_index: int, resource: str) -> Population:
+    def population(self, account_index: int, resource: str) -> Population:
         key = (account_index, resource)
         if key not in self._populations:
             self._populations[key] = BUILDERS[resource](self.accounts[account_index])
@@ -642,25 +639,6 @@ class SandboxService:
 
 
 # ---------------------------------------------------------------------- metrics requests
-def metrics_window(query: Query, resource: str) -> tuple[date, date, str]:
-    """start_date, end_date and granularity, with the window cap checked (400 naming it)."""
-    start, end = query.day("start_date"), query.day("end_date")
-    if start > end:
-        raise bad_param("start_date", "start_date must not be after end_date.")
-    granularity = query.choice("granularity", GRANULARITIES, "total")
-    cap = window_cap(resource, granularity)
-    days = (end - start).days + 1
-    if days > cap:
-        raise ApiError(
-            400,
-            f"The window of {days} days exceeds the limit of {cap} days for "
-            f"{resource} with granularity {granularity}.",
-            code="window_too_large",
-            param="end_date",
-        )
-    return start, end, granularity
-
-
 def history_window(query: Query, reference: date) -> tuple[date, date]:
     """The history's window: the last 90 days by default, never longer (400 naming it)."""
     start, end = query.day("start_date", required=False), query.day("end_date", required=False)

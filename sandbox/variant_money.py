@@ -47,6 +47,8 @@ MONEY_FIELDS = {
     },
     "seller_product_metrics": SELLER_MONEY,
     "vendor_product_metrics": VENDOR_MONEY,
+    "workflow_performance": ADVERTISING_MONEY,
+    "workflow_campaign": OPTIMIZATION_MONEY,
     "history_row": ("first_bid", "last_bid", "net_change"),  # spec 2.7
     **ENTITY_MONEY,
 }

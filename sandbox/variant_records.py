@@ -63,7 +63,14 @@ METRICS_KINDS = tuple(
         "vendor_product",
     )
 )
-ROW_KINDS = (*METRICS_KINDS, "history_row", "history_other", "advertising_change")  # snake_case
+METRICS_KINDS += ("workflow_performance",)
+ROW_KINDS = (  # snake_case
+    *METRICS_KINDS,
+    "history_row",
+    "history_other",
+    "advertising_change",
+    "platform_change",
+)
 ENTITY_KINDS = (  # `object` of each cursor-list record, camelCase
     "account",
     "connection",
@@ -80,6 +87,10 @@ ENTITY_KINDS = (  # `object` of each cursor-list record, camelCase
     "target",
     "product_ad",
     "search_term",
+    "workflow",
+    "workflow_campaign",
+    "task",
+    "task_item",
 )
 # Where an entity sits in its account's list: widening values come only after the first rows.
 _LISTS = {
@@ -96,6 +107,9 @@ _LISTS = {
     "target": "targets",
     "product_ad": "product_ads",
     "search_term": "search_terms",
+    "workflow": "workflows",
+    "task": "tasks",
+    "task_item": "task_items",
 }
 _METRICS_KEY = (
     "object",
@@ -254,7 +268,7 @@ def shape_tree(value: object, scope: Scope) -> object:
     if isinstance(value, dict):
         out = {name: shape_tree(item, scope) for name, item in value.items()}
         kind = out.get("object")
-        if kind in ENTITY_KINDS or kind == "advertising_change":
+        if kind in ENTITY_KINDS or kind in ("advertising_change", "platform_change"):
             out = with_extras(kind, money_as_text(out), scope)
         return out
     if isinstance(value, str):

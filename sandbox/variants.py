@@ -19,12 +19,17 @@ sandbox as it always was. Variants 1 and up choose, from seeded hashes of n:
 - timestamps with fractional seconds and/or `+00:00` instead of `Z`;
 - marketplaces in more currencies (INR, BRL, AED, SEK, PLN, MXN, AUD);
 - an agency key (spec 5.6-5.7) reaching two or three accounts, one of which shares no
-  connection: its account lists none, and every list and metrics resource answers empty.
+  connection: its account lists none, and every list and metrics resource answers empty;
+- spec 4.9's open shapes: a store change log that ignores `start_date`/`end_date` (its
+  parameters are not shown) and answers its whole 12 months; `optimizing_since` as a timestamp;
+  `objective_value` as a decimal string; no `empty_reason` field on a workflow's campaigns
+  when there are some.
 
 What `SandboxService.handle` returns is the variant's truth (every amount a decimal string);
 writing some amounts as numbers is only an encoding, `Variant.encode`, which the app applies.
 """
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
@@ -32,6 +37,7 @@ from typing import Protocol, TypeVar
 
 import orjson
 
+from sandbox.automation_api import PERFORMANCE
 from sandbox.errors import ApiError, not_found
 from sandbox.faults import NO_FAULTS, RETRY_AFTER_FORMS, FaultPlan
 from sandbox.hashing import scalar, unit
@@ -56,7 +62,8 @@ from sandbox.variant_records import (
 from sandbox.world import Account
 from warehouse.spec import GRANULARITIES, HISTORY_WINDOW_DAYS, TARGET_METRICS_CAPS
 
-METRICS_RESOURCES = tuple(BUILDERS)
+PERFORMANCE_PATH = re.compile(r"^/v1/workflows/[^/]+/performance$")
+METRICS_RESOURCES = (*BUILDERS, PERFORMANCE)  # windowed offset lists, capped per variant
 STRICT = ("target-metrics", "search-term-metrics")  # spec 8: "stricter"
 PINNED_CAPS = {"target-metrics": (TARGET_METRICS_CAPS["daily"], TARGET_METRICS_CAPS["total"])}
 HISTORY_CAP = HISTORY_WINDOW_DAYS
@@ -188,6 +195,10 @@ class Variant:
     agency: bool = False  # the default key is an agency key
     agency_reach: tuple[int, ...] = (0,)  # account indexes the default key reaches
     unshared_connections: str = "empty"  # that account's `connections`: "empty" [] or "null"
+    store_log_dated: bool = True  # the store change log honours start_date/end_date
+    since_as_timestamp: bool = False  # workflow performance's optimizing_since
+    objective_as_text: bool = False  # workflow performance's objective_value
+    omits_empty_reason: bool = False  # no empty_reason on a workflow's campaigns when some
     faults: FaultPlan = field(default=NO_FAULTS)
 
     @classmethod
@@ -214,6 +225,10 @@ class Variant:
             agency=agency,
             agency_reach=_rotate(REACHES, number, "reach") if agency else (0,),
             unshared_connections=_rotate(("empty", "null", "null", "empty"), number, "unshared"),
+            store_log_dated=_rotate((False, True), number, "store-log-dated"),
+            since_as_timestamp=_rotate((True, False), number, "since-timestamp"),
+            objective_as_text=_rotate((True, False, False), number, "objective-text"),
+            omits_empty_reason=_rotate((True, False), number, "empty-reason"),
             faults=FaultPlan(
                 **_rotate(FAULT_PROFILES, number, "faults"),
                 retry_after_seconds=0,
@@ -271,6 +286,10 @@ class Variant:
             }
             if self.agency
             else None,
+            "store_log_dated": self.store_log_dated,
+            "since_as_timestamp": self.since_as_timestamp,
+            "objective_as_text": self.objective_as_text,
+            "omits_empty_reason": self.omits_empty_reason,
             "faults": asdict(self.faults),
         }
 
@@ -314,7 +333,7 @@ class Variant:
     # ------------------------------------------------------------------ helpers
     def check_window(self, path: str, query: Query, reference: date) -> None:
         """A 400 in this variant's words for a window over its cap (spec 7.2, 8)."""
-        resource = path.removeprefix("/v1/")
+        resource = _window_resource(path) or path.removeprefix("/v1/")
         if _metrics_resource(path):
             window = _metrics_window(query)
             if window is None:
@@ -385,7 +404,15 @@ def _mark_tree(value: T, numbers: frozenset[str], trim: frozenset[str]) -> T:
 
 
 def _metrics_resource(path: str) -> bool:
-    return path.startswith("/v1/") and path.removeprefix("/v1/") in METRICS_RESOURCES
+    return _window_resource(path) is not None
+
+
+def _window_resource(path: str) -> str | None:
+    """The window caps' name of a windowed offset list (metrics, workflow performance)."""
+    if PERFORMANCE_PATH.match(path):
+        return PERFORMANCE
+    resource = path.removeprefix("/v1/")
+    return resource if path.startswith("/v1/") and resource in METRICS_RESOURCES else None
 
 
 def _metrics_window(query: Query) -> tuple[int, str] | None:

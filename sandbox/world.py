@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from sandbox import advertising, catalog
+from sandbox import advertising, automation, catalog
 from sandbox.changes import ChangeLog
 from sandbox.hashing import hash_grid, make_id, scalar, uniform, unit
 from sandbox.optimizer import OptimizerEvents
@@ -368,3 +368,28 @@ class Account:
     @cached_property
     def clusters(self) -> list[dict]:
         return catalog.clusters(self)
+
+    # ------------------------------------------------------------------ automation
+    @cached_property
+    def workflows(self) -> list[dict]:
+        return automation.workflow_records(self)
+
+    @cached_property
+    def workflow_members(self) -> dict[int, list[int]]:
+        return automation.workflow_members(self)
+
+    @cached_property
+    def _tasks_and_items(self) -> tuple[list[dict], list[dict]]:
+        return automation.task_records(self)
+
+    @property
+    def tasks(self) -> list[dict]:
+        return self._tasks_and_items[0]
+
+    @property
+    def task_items(self) -> list[dict]:
+        return self._tasks_and_items[1]
+
+    @cached_property
+    def platform_changes(self) -> list[dict]:
+        return automation.store_changes(self)

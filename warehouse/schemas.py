@@ -10,7 +10,7 @@ from enum import StrEnum
 
 import polars as pl
 
-from warehouse.spec import AD_PRODUCTS
+from warehouse.spec import AD_PRODUCTS, TASK_PRIORITIES
 
 MONEY_PRECISION, MONEY_SCALE = 18, 4
 
@@ -563,6 +563,86 @@ CLUSTER_KEYWORDS = snapshot(
     key=("account_id", "cluster", "polarity", "keyword"),
 )
 
+# Spec 4.9: workflows, the campaigns each really processes, tasks and their suggestions. Their
+# record fields beyond those the spec names are "not shown": what the sandbox sends is read into
+# typed columns, and any other field a service sends becomes a column (schema evolution).
+WORKFLOW = Column("workflow", Kind.ID, (), required=True)  # from the request's path
+WORKFLOWS = snapshot(
+    "workflows",
+    "workflows",
+    "The account's own automation workflows as they are now (global templates are never "
+    "listed): what each is (`description_key`), the template it was cloned from, whether it is "
+    "active, and its resolved configuration: schedule, node graph and variables with their "
+    "effective values and `overridden` flags, kept as JSON.",
+    field("id", Kind.ID, required=True),
+    field("name", Kind.STRING),
+    field("name_key", Kind.STRING),
+    field("description_key", Kind.STRING),
+    field("template", Kind.ID),
+    field("active", Kind.BOOL),
+    field("selection", Kind.STRING),
+    field("schedule", Kind.JSON),
+    field("variables", Kind.JSON),
+    field("nodes", Kind.JSON),
+    *TIMESTAMPS,
+)
+WORKFLOW_CAMPAIGNS = snapshot(
+    "workflow_campaigns",
+    "workflows/{id}/campaigns",
+    "The campaigns each workflow really processes, one row per workflow and campaign: `gate` "
+    "says why the campaign is in (force-include, auto-selection and the workflow's filter), "
+    "`optimization_config` is the campaign's effective optimizer configuration (JSON). A "
+    "workflow that processes nothing has no row.",
+    WORKFLOW,
+    field("id", Kind.ID, required=True, name="campaign"),
+    field("name", Kind.STRING),
+    field("adProduct", Kind.STRING, enum=AD_PRODUCTS),
+    field("state", Kind.STRING),
+    field("gate", Kind.JSON),
+    field("optimizationConfig", Kind.JSON),
+    key=("account_id", "workflow", "campaign"),
+)
+TASKS = snapshot(
+    "tasks",
+    "tasks",
+    "Tasks as they are now: a title, a priority, an expiry, a status (pending, resolved or "
+    "discarded; a status after apply is not named by the spec and is kept as sent) and up to "
+    "50 suggestions (task_items).",
+    field("id", Kind.ID, required=True),
+    field("title", Kind.STRING),
+    field("description", Kind.STRING),
+    field("priority", Kind.STRING, enum=TASK_PRIORITIES),
+    field("status", Kind.STRING),
+    field("expiresAt", Kind.TIMESTAMP),
+    field("itemCount", Kind.COUNT),
+    field("resolvedAt", Kind.TIMESTAMP),
+    *TIMESTAMPS,
+)
+TASK_ITEMS = snapshot(
+    "task_items",
+    "task-items",
+    "Suggestions of tasks, one row each: the entity it points at (`entity_type` products, "
+    "campaigns, adgroups, targets, search_terms or product_ads), its status (pending, approved, "
+    "rejected), the value the reviewer gave (`applied_value`) and, once applied, `applied_at` "
+    "or `apply_error`. Campaign suggestions carry `field_path` (dailyBudget, state or name); the "
+    "values are JSON, as their type depends on the field.",
+    field("id", Kind.ID, required=True),
+    field("task", Kind.ID),
+    field("entityType", Kind.STRING),
+    field("entity", Kind.ID),
+    field("displayName", Kind.STRING),
+    field("displayId", Kind.STRING),
+    field("problemLabel", Kind.STRING),
+    field("fieldPath", Kind.STRING),
+    field("currentValue", Kind.JSON),
+    field("suggestedValue", Kind.JSON),
+    field("appliedValue", Kind.JSON),
+    field("status", Kind.STRING),
+    field("appliedAt", Kind.TIMESTAMP),
+    field("applyError", Kind.STRING),
+    *TIMESTAMPS,
+)
+
 AD_PLACE = (field("connection", Kind.ID), field("country", Kind.ID))
 ADVERTISING_KEY = ("ad_product", "currency", "date")
 
@@ -707,6 +787,23 @@ VENDOR_PRODUCT_METRICS = daily_fact(
     ),
     ("account_id", "asin", "connection", "country", "currency", "date"),
 )
+WORKFLOW_PERFORMANCE = daily_fact(
+    "workflow_performance",
+    "workflows/{id}/performance",
+    "Daily performance of the campaigns each workflow processes, per workflow, campaign, "
+    "currency and ad product, with the objective the optimizer works to beside it "
+    "(`objective_type`, `objective_value`) and `optimizing_since`: figures before that day are "
+    "not the workflow's doing (mart_workflow_performance leaves them out).",
+    (WORKFLOW, field("campaign", Kind.ID, required=True)),
+    (
+        field("ad_product", Kind.STRING, enum=AD_PRODUCTS),
+        field("objective_type", Kind.STRING),
+        field("objective_value", Kind.NUMBER),
+        field("optimizing_since", Kind.DATE),
+        *ADVERTISING_MEASURES,
+    ),
+    ("account_id", "workflow", "campaign", "ad_product", "currency", "date"),
+)
 # The campaign and the day a history page was asked for: constants of the request.
 HISTORY_DAY = Column("date", Kind.DATE, (), required=True)
 HISTORY_CAMPAIGN = Column("campaign", Kind.ID, (), required=True)
@@ -787,6 +884,33 @@ ADVERTISING_CHANGES = TableSchema(
     "keyed pseudonyms (`person:…`), never in clear.",
 )
 
+PLATFORM_CHANGES = TableSchema(
+    "platform_changes",
+    "platform-changes",
+    Layout.DATED,
+    (
+        ACCOUNT_ID,
+        field("id", Kind.ID, required=True),
+        Column("date", Kind.DATE, (), required=True),
+        field("changed_at", Kind.TIMESTAMP, required=True),
+        field("connection", Kind.ID),
+        field("platform", Kind.STRING),
+        field("resource_type", Kind.STRING),
+        field("resource_id", Kind.STRING),
+        field("action", Kind.STRING),
+        field("field", Kind.STRING),
+        field("old_value", Kind.STRING),
+        field("new_value", Kind.STRING),
+        field("source", Kind.STRING),
+        field("actor", Kind.STRING),
+        EXTRACTED_AT,
+    ),
+    ("account_id", "id"),
+    "Changes made in the connected online stores (the store change log), kept for as long as "
+    "you keep the warehouse; the service forgets after 12 months. E-mail addresses are stored "
+    "as keyed pseudonyms (`person:…`), never in clear.",
+)
+
 TABLES: dict[str, TableSchema] = {
     t.name: t
     for t in (
@@ -817,5 +941,11 @@ TABLES: dict[str, TableSchema] = {
         OPTIMIZATION_HISTORY,
         OPTIMIZATION_OTHER_CHANGES,
         ADVERTISING_CHANGES,
+        WORKFLOWS,
+        WORKFLOW_CAMPAIGNS,
+        TASKS,
+        TASK_ITEMS,
+        WORKFLOW_PERFORMANCE,
+        PLATFORM_CHANGES,
     )
 }

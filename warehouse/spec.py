@@ -76,6 +76,16 @@ STRICTEST_DAILY_WINDOW_DAYS = min(TARGET_METRICS_CAPS["daily"], HISTORY_WINDOW_D
 # -- 4.7, 8 Retention ------------------------------------------------------------------------
 HISTORY_RETENTION_DAYS = 90  # the optimization history is kept 90 days
 CHANGE_LOG_RETENTION_DAYS = 365  # the change log is kept 12 months
+STORE_CHANGES_RETENTION_DAYS = 365  # 8: store change records are kept 12 months
+
+# -- 4.9 Task items' entity types (the task-item list's filter values) --------------------------
+TASK_ENTITY_TYPES = ("products", "campaigns", "adgroups", "targets", "search_terms", "product_ads")
+TASK_STATUSES = ("pending", "resolved", "discarded")  # 3: task status values named for lists
+TASK_ITEM_STATUSES = ("pending", "approved", "rejected")
+TASK_PRIORITIES = ("high", "medium", "low")  # 2.11
+CAMPAIGN_FIELD_PATHS = ("dailyBudget", "state", "name")  # 3, 4.9: what a campaign item applies
+# 4.9: why a workflow processes no campaign
+WORKFLOW_EMPTY_REASONS = ("manual-sin-enlaces", "filtro-vacio", "no-itera-campanas")
 
 # -- 8 The optimizer's nightly run -----------------------------------------------------------
 OPTIMIZER_RUNS_AT_UTC = time(3, 0)

@@ -22,11 +22,14 @@ async def windowed_pages(
     params: dict | None = None,
     account: str | None = None,
     page_size: int = METRICS_PAGE,
+    path: str | None = None,
 ) -> AsyncIterator[tuple[Window, Page]]:
     """Every page of `resource` over [start, end], window by window, in date order.
 
     A window that the service refuses as too large, before any of its rows arrived, is split
     by the limit the service names, and the limit is remembered for the rest of the run.
+    `path` (default `/v1/<resource>`) serves resources of one kind at several paths (each
+    workflow's performance), which share `resource`'s caps.
     """
     queue = split(start, end, caps.cap(resource, granularity))
     while queue:
@@ -39,7 +42,9 @@ async def windowed_pages(
         }
         received = False
         try:
-            async for page in offset_pages(client, f"/v1/{resource}", query, account, page_size):
+            async for page in offset_pages(
+                client, path or f"/v1/{resource}", query, account, page_size
+            ):
                 received = True
                 yield (first, last), page
         except BadRequestError as error:

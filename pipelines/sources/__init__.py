@@ -4,14 +4,27 @@ This is the one list that assets, the CLI and `adwh rebuild` are generated from;
 is, is `model.py` beside it.
 """
 
+from datetime import UTC, datetime
+
 import polars as pl
 
 from pipelines.client.paging import Page
 from pipelines.sources.model import Context, Output, Source
-from pipelines.sources.streams import cursor_list, daily_metrics, optimization_history
+from pipelines.sources.streams import (
+    WORKFLOWS,
+    cursor_list,
+    daily_metrics,
+    optimization_history,
+    workflow_performance,
+    workflows_and_campaigns,
+)
 from transforms.meaning import economics_status
 from warehouse import schemas as s
-from warehouse.spec import CHANGE_LOG_RETENTION_DAYS, HISTORY_RETENTION_DAYS
+from warehouse.spec import (
+    CHANGE_LOG_RETENTION_DAYS,
+    HISTORY_RETENTION_DAYS,
+    STORE_CHANGES_RETENTION_DAYS,
+)
 
 
 def metrics(schema: s.TableSchema, output: Output | None = None) -> Source:
@@ -36,6 +49,44 @@ def the_extracted_account(frame: pl.DataFrame, context: Context) -> pl.DataFrame
     """`/v1/accounts` lists every account the key reaches (spec 4.3); each extracted account
     keeps its own row."""
     return frame.filter(pl.col("id") == pl.col("account_id"))
+
+
+def within_request(page: Page) -> list[dict]:
+    """A change log's rows of the days it was asked for. The parameters of the store change log
+    are not shown (spec 4.9): a service that ignores `start_date` and `end_date` answers with
+    rows of other days, which belong to other partitions and to other fetches."""
+    first, last = page.params["start_date"], page.params["end_date"]
+    days = ((row, _day_of(row.get("changed_at"))) for row in page.rows)
+    return [row for row, day in days if day is None or first <= day <= last]
+
+
+def _day_of(moment: object) -> str | None:
+    """The UTC day of a timestamp as the service wrote it; None for a value that is not one,
+    whose row is kept for typing to name, with its page."""
+    if not isinstance(moment, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(moment)
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC)
+    return parsed.date().isoformat()
+
+
+def workflow_rows(page: Page) -> list[dict]:
+    return page.rows if page.path == WORKFLOWS else []
+
+
+def workflow_campaign_rows(page: Page) -> list[dict]:
+    return page.rows if page.path != WORKFLOWS else []
+
+
+def workflow_of_path(page: Page) -> dict[str, object]:
+    """The workflow a page answers for, from its path `/v1/workflows/{id}/…` (none for the
+    list of workflows, whose rows this output does not read)."""
+    parts = page.path.split("/")
+    return {"workflow": parts[3] if len(parts) > 4 else None}
 
 
 def history_request(page: Page) -> dict[str, object]:
@@ -97,6 +148,31 @@ CATALOG = (
         ),
     ),
 )
+AUTOMATION = (
+    Source(
+        "workflows",
+        workflows_and_campaigns(),
+        (
+            Output(s.WORKFLOWS, records=workflow_rows),
+            Output(
+                s.WORKFLOW_CAMPAIGNS, records=workflow_campaign_rows, constants=workflow_of_path
+            ),
+        ),
+        optional_scope="workflows:read",
+    ),
+    Source(
+        "tasks",
+        cursor_list("/v1/tasks"),
+        (Output(s.TASKS),),
+        optional_scope="tasks:read",
+    ),
+    Source(
+        "task_items",
+        cursor_list("/v1/task-items"),
+        (Output(s.TASK_ITEMS),),
+        optional_scope="tasks:read",
+    ),
+)
 ADVERTISING = (
     listing(s.CAMPAIGNS, {"expand[]": "optimizationConfig"}),
     listing(s.PORTFOLIOS),
@@ -129,8 +205,27 @@ HISTORY = (
     Source(
         "advertising_changes",
         cursor_list("/v1/advertising-changes", dated=True),
-        (Output(s.ADVERTISING_CHANGES, shape=dated_by_change),),
+        (Output(s.ADVERTISING_CHANGES, records=within_request, shape=dated_by_change),),
         retention_days=CHANGE_LOG_RETENTION_DAYS,
     ),
 )
-SOURCES: tuple[Source, ...] = (*CATALOG, *ADVERTISING, *METRICS, *HISTORY)
+AUTOMATION_FACTS = (
+    Source(
+        "workflow_performance",
+        workflow_performance(),
+        (Output(s.WORKFLOW_PERFORMANCE, constants=workflow_of_path),),
+        optional_scope="workflows:read",
+    ),
+)
+STORES = (
+    Source(
+        "platform_changes",
+        cursor_list("/v1/platform-changes", dated=True),
+        (Output(s.PLATFORM_CHANGES, records=within_request, shape=dated_by_change),),
+        retention_days=STORE_CHANGES_RETENTION_DAYS,
+        optional_scope="platform:read",
+    ),
+)
+CURRENT = (*CATALOG, *ADVERTISING, *AUTOMATION)
+DATED = (*METRICS, *AUTOMATION_FACTS, *HISTORY, *STORES)
+SOURCES: tuple[Source, ...] = (*CURRENT, *DATED)

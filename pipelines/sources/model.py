@@ -106,6 +106,8 @@ class Source:
     stream: PageStream
     outputs: tuple[Output, ...]
     retention_days: int | None = None  # how far back the service still answers
+    # A scope the warehouse can do without (spec 5.3): a key lacking it skips this source.
+    optional_scope: str | None = None
 
     @property
     def layout(self) -> Layout:

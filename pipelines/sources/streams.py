@@ -12,6 +12,9 @@ from pipelines.client.windows import days_of
 from pipelines.session import Session
 from pipelines.sources.model import PageStream
 
+WORKFLOWS = "/v1/workflows"
+WORKFLOW_PERFORMANCE = "workflow-performance"  # its window caps' name, as a resource's
+
 
 def cursor_list(path: str, params: dict | None = None, dated: bool = False) -> PageStream:
     """Every record of a cursor list; `dated` adds the window as start_date/end_date."""
@@ -24,6 +27,54 @@ def cursor_list(path: str, params: dict | None = None, dated: bool = False) -> P
             query |= {"start_date": first.isoformat(), "end_date": last.isoformat()}
         async for page in cursor_pages(session.client, path, query, account.header):
             yield path, page
+
+    return stream
+
+
+async def _listed_ids(session: Session, account: AccountRef, path: str) -> list[str]:
+    return [
+        row["id"]
+        async for page in cursor_pages(session.client, path, None, account.header)
+        for row in page.rows
+    ]
+
+
+def workflows_and_campaigns() -> PageStream:
+    """The account's workflows, then the campaigns each one really processes (spec 4.9)."""
+
+    async def stream(
+        session: Session, account: AccountRef, first: date, last: date
+    ) -> AsyncIterator[tuple[str, Page]]:
+        ids = []
+        async for page in cursor_pages(session.client, WORKFLOWS, None, account.header):
+            ids += [row["id"] for row in page.rows]
+            yield WORKFLOWS, page
+        for workflow in ids:
+            path = f"{WORKFLOWS}/{workflow}/campaigns"
+            async for page in cursor_pages(session.client, path, None, account.header):
+                yield path, page
+
+    return stream
+
+
+def workflow_performance() -> PageStream:
+    """Each workflow's daily performance, in windows that respect the resource's cap (learned
+    once for every workflow: they are one resource at several paths)."""
+
+    async def stream(
+        session: Session, account: AccountRef, first: date, last: date
+    ) -> AsyncIterator[tuple[str, Page]]:
+        for workflow in await _listed_ids(session, account, WORKFLOWS):
+            async for (w_first, w_last), page in windowed_pages(
+                session.client,
+                session.caps,
+                WORKFLOW_PERFORMANCE,
+                first,
+                last,
+                account=account.header,
+                path=f"{WORKFLOWS}/{workflow}/performance",
+            ):
+                yield f"performance of workflow {workflow} window {w_first}..{w_last}", page
 
     return stream
 

@@ -57,6 +57,10 @@ LISTS = (
     "/v1/product-ads",
     "/v1/search-terms",
     "/v1/advertising-changes",
+    "/v1/workflows",
+    "/v1/tasks",
+    "/v1/task-items",
+    "/v1/platform-changes",
 )
 WEEK = {"start_date": "2026-10-01", "end_date": "2026-10-07", "granularity": "daily"}
 # Digests of what the sandbox served before variants existed (small preset, TODAY).
@@ -174,6 +178,12 @@ def records_by_kind(service: SandboxService) -> dict[str, list[dict]]:
         out[resource.replace("-", "_")] = ok(service, f"/v1/{resource}", limit=60, **window)["data"]
     body = ok(service, f"/v1/campaigns/{history_campaign(service)}/optimization-history")
     out["history_row"], out["history_other"] = body["data"], body["other_changes"]
+    for workflow in out["workflow"]:
+        path = f"/v1/workflows/{workflow['id']}"
+        out.setdefault("workflow_campaign", []).extend(ok(service, f"{path}/campaigns")["data"])
+        window = {**WEEK, "end_date": "2026-10-03"}
+        rows = ok(service, f"{path}/performance", limit=60, **window)["data"]
+        out.setdefault("workflow_performance", []).extend(rows)
     return out
 
 

@@ -3,14 +3,15 @@
 -- warehouse (tests/warehouse/test_marts.py checks these lists against the registry).
 {% set dated_tables = [
     'adgroup_metrics', 'advertising_changes', 'campaign_metrics', 'optimization_history',
-    'optimization_other_changes', 'product_ad_metrics', 'search_term_metrics',
-    'seller_product_metrics', 'target_metrics', 'vendor_product_metrics'
+    'optimization_other_changes', 'platform_changes', 'product_ad_metrics',
+    'search_term_metrics', 'seller_product_metrics', 'target_metrics', 'vendor_product_metrics',
+    'workflow_performance'
 ] %}
 {% set current_state_tables = [
     'accounts', 'adgroups', 'advertising_products', 'brands', 'campaigns',
     'cluster_keywords', 'cluster_products', 'clusters', 'connections', 'countries',
     'portfolios', 'product_ads', 'products', 'search_terms', 'seller_products', 'targets',
-    'vendor_products'
+    'task_items', 'tasks', 'vendor_products', 'workflow_campaigns', 'workflows'
 ] %}
 {% for table in dated_tables %}
 SELECT

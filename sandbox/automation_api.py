@@ -1,0 +1,192 @@
+"""The read endpoints of spec 4.9 over an account's automation (`automation.py`): workflows,
+their campaigns and performance, tasks, task items, and the stores' change log.
+
+What the spec leaves "not shown" is answered per the service's variant (`variants.py`):
+whether the store change log honours `start_date`/`end_date`, whether `optimizing_since` is a
+date or a timestamp and `objective_value` a number or a decimal string, and whether a list of
+workflow campaigns that is not empty carries `empty_reason: null` or no such field.
+"""
+
+from dataclasses import replace
+from datetime import date
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sandbox.automation import empty_reason, workflow_campaign_records
+from sandbox.errors import bad_param, not_found
+from sandbox.listing import cursor_page, search_text
+from sandbox.metrics import ADVERTISING, Window, metric_rows
+from sandbox.periods import periods
+from sandbox.reference import ordinal
+from sandbox.windows import metrics_window
+from warehouse.spec import METRICS_LIMIT, OFFSET_MAX
+
+if TYPE_CHECKING:
+    from sandbox.service import Context, SandboxService
+
+PERFORMANCE = "workflow-performance"  # the window caps' name for /v1/workflows/{id}/performance
+
+
+def _matching(records: list[dict], ctx: "Context", filters: dict[str, str]) -> list[dict]:
+    """Equality filters: query parameter → record field."""
+    for param, name in filters.items():
+        wanted = ctx.query.all(param)
+        if wanted:
+            records = [r for r in records if str(r.get(name)).lower() in wanted]
+    return records
+
+
+def _searched(records: list[dict], ctx: "Context", fields: tuple[str, ...]) -> list[dict]:
+    needle = search_text(ctx.query)
+    if needle is None:
+        return records
+    return [r for r in records if any(needle in str(r.get(f) or "").lower() for f in fields)]
+
+
+def workflows(service: "SandboxService", ctx: "Context") -> dict:
+    """The account's own workflows; filters `description_key`, `template` and `active`."""
+    if (active := ctx.query.get("active")) is not None and active not in ("true", "false"):
+        raise bad_param("active", "active must be 'true' or 'false'.")
+    filters = {"description_key": "description_key", "template": "template", "active": "active"}
+    return cursor_page(_matching(ctx.account.workflows, ctx, filters), ctx.query)
+
+
+def _workflow(ctx: "Context") -> int:
+    position = ctx.account.locate("workflows", ctx.params["id"])
+    if position is None:
+        raise not_found("workflow")
+    return position
+
+
+def workflow(service: "SandboxService", ctx: "Context") -> dict:
+    return ctx.account.workflows[_workflow(ctx)]
+
+
+def workflow_campaigns(service: "SandboxService", ctx: "Context") -> dict:
+    """The campaigns a workflow really processes, with `empty_reason` when there are none."""
+    number = _workflow(ctx)
+    page = cursor_page(workflow_campaign_records(ctx.account, number), ctx.query)
+    reason = empty_reason(ctx.account, number)
+    if reason is not None or not service.variant.omits_empty_reason:
+        page["empty_reason"] = reason
+    return page
+
+
+def workflow_performance(service: "SandboxService", ctx: "Context") -> dict:
+    """Daily (or any granularity) figures of the workflow's campaigns, each row with the
+    campaign's objective and `optimizing_since`; the figures are its campaign metrics'."""
+    account, q, variant = ctx.account, ctx.query, service.variant
+    number = _workflow(ctx)
+    start, end, granularity = metrics_window(q, PERFORMANCE)
+    low, high, default = METRICS_LIMIT
+    limit = q.integer("limit", default, low, high)
+    offset = q.integer("offset", 0, 0, OFFSET_MAX)
+    descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
+    campaigns = account.campaigns
+
+    def fields(i: int) -> dict:
+        config = account.optimization_config(i)
+        since = config["optimizingSince"]
+        value = config["objective"]["value"]
+        return {
+            "object": "workflow_performance",
+            "campaign": campaigns[i]["id"],
+            "objective_type": config["objective"]["type"],
+            "objective_value": str(value) if variant.objective_as_text else value,
+            "optimizing_since": f"{since}T00:00:00Z" if variant.since_as_timestamp else since,
+        }
+
+    pop = replace(
+        service.population(account.index, "campaign-metrics"),
+        entity_fields=fields,
+        measures=ADVERTISING,
+    )
+    window = Window(
+        spans=list(periods(start, end, granularity)),
+        reference=service.reference,
+        descending=descending,
+        window_days=(end - start).days + 1 if granularity == "total" else None,
+    )
+    members = np.array(sorted(account.workflow_members[number]), dtype=np.int64)
+    rows: list[dict] = []
+    total = 0
+    for count, render in metric_rows(service.seed, pop, window, members, None):
+        if len(rows) < limit and offset < total + count:
+            first = max(0, offset - total)
+            rows.extend(render(first, first + limit - len(rows)))
+        total += count
+    page = {"object": "list", "data": rows, "has_more": offset + len(rows) < total}
+    if q.flag("include_total"):
+        page["total_count"] = total
+    return page
+
+
+def tasks(service: "SandboxService", ctx: "Context") -> dict:
+    records = _matching(ctx.account.tasks, ctx, {"status": "status", "priority": "priority"})
+    return cursor_page(_searched(records, ctx, ("title",)), ctx.query)
+
+
+def task(service: "SandboxService", ctx: "Context") -> dict:
+    position = ctx.account.locate("tasks", ctx.params["id"])
+    if position is None:
+        raise not_found("task")
+    return ctx.account.tasks[position]
+
+
+TASK_ITEM_FILTERS = {
+    "task": "task",
+    "entity": "entity",
+    "entity_type": "entityType",
+    "status": "status",
+}
+
+
+def task_items(service: "SandboxService", ctx: "Context") -> dict:
+    records = _matching(ctx.account.task_items, ctx, TASK_ITEM_FILTERS)
+    searched = ("displayName", "displayId", "problemLabel")
+    return cursor_page(_searched(records, ctx, searched), ctx.query)
+
+
+def task_item(service: "SandboxService", ctx: "Context") -> dict:
+    position = ctx.account.locate("task_items", ctx.params["id"])
+    if position is None:
+        raise not_found("task item")
+    return ctx.account.task_items[position]
+
+
+def platform_changes(service: "SandboxService", ctx: "Context") -> dict:
+    """The stores' change log, newest first; filters `connection`, and `start_date` and
+    `end_date` (both included) unless the variant's service ignores them."""
+    records = _matching(ctx.account.platform_changes, ctx, {"connection": "connection"})
+    start = ctx.query.day("start_date", required=False)
+    end = ctx.query.day("end_date", required=False)
+    if start is not None and end is not None and start > end:
+        raise bad_param("start_date", "start_date must not be after end_date.")
+    if service.variant.store_log_dated:
+        first = ordinal(start) if start else None
+        last = ordinal(end) if end else None
+        records = [
+            r
+            for r in records
+            if (first is None or _day(r) >= first) and (last is None or _day(r) <= last)
+        ]
+    return cursor_page(records, ctx.query)
+
+
+def _day(record: dict) -> int:
+    return ordinal(date.fromisoformat(record["changed_at"][:10]))
+
+
+WORKFLOWS, TASKS, PLATFORM = "workflows:read", "tasks:read", "platform:read"
+ROUTES = (  # (path pattern, handler, scope), spec 4.9
+    (r"/v1/workflows", workflows, WORKFLOWS),
+    (r"/v1/workflows/(?P<id>[^/]+)", workflow, WORKFLOWS),
+    (r"/v1/workflows/(?P<id>[^/]+)/campaigns", workflow_campaigns, WORKFLOWS),
+    (r"/v1/workflows/(?P<id>[^/]+)/performance", workflow_performance, WORKFLOWS),
+    (r"/v1/tasks", tasks, TASKS),
+    (r"/v1/tasks/(?P<id>[^/]+)", task, TASKS),
+    (r"/v1/task-items", task_items, TASKS),
+    (r"/v1/task-items/(?P<id>[^/]+)", task_item, TASKS),
+    (r"/v1/platform-changes", platform_changes, PLATFORM),
+)
