@@ -279,6 +279,18 @@ def command_demo(settings: Settings, days: int) -> int:
     return status
 
 
+def skipped_without_scopes(scopes: tuple[str, ...]) -> dict[str, list[str]]:
+    """The optional scopes the key lacks, and the tables a run skips for each."""
+    from pipelines.sources import SOURCES
+
+    skipped: dict[str, list[str]] = {}
+    for source in SOURCES:
+        if source.optional_scope and source.optional_scope not in scopes:
+            names = [output.schema.name for output in source.outputs]
+            skipped.setdefault(source.optional_scope, []).extend(names)
+    return skipped
+
+
 def command_check(settings: Settings) -> int:
     from pipelines.session import open_session
 
@@ -289,6 +301,8 @@ def command_check(settings: Settings) -> int:
             print(f"scopes: {', '.join(credential.scopes) or 'none'}")
             for account in session.accounts:
                 print(f"account: {account.id} {account.name or ''}".rstrip())
+            for scope, tables in skipped_without_scopes(credential.scopes).items():
+                print(f"without {scope} these tables are skipped: {', '.join(tables)}")
             if credential.missing_scopes:
                 print(f"missing scopes the warehouse needs: {', '.join(credential.missing_scopes)}")
                 return EXIT_FAILED

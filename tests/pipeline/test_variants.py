@@ -22,7 +22,9 @@ import orjson
 import pytest
 
 from pipelines.cli import main
-from sandbox.service import SandboxService, window_cap
+from sandbox.automation_api import PERFORMANCE
+from sandbox.service import SandboxService
+from sandbox.windows import window_cap
 from tests.conftest import TODAY, e_mails_under, serving
 from warehouse.schemas import TABLES, Layout, snake
 
@@ -35,7 +37,8 @@ VARIANTS = (1, 2, 3, 4, 5, 6)
 # Current-state tables fed by one cursor list each, and the expansions the pipeline asks for.
 # Fields of a cluster that feed its sibling tables (cluster_products, cluster_keywords).
 UNFOLDED = {"clusters": ("products", "positiveKeywords", "negativeKeywords")}
-DERIVED = ("accounts", "cluster_products", "cluster_keywords")  # not one record per row
+# Not one record of one list per row: checked on their own.
+DERIVED = ("accounts", "cluster_products", "cluster_keywords", "workflow_campaigns")
 LISTED = [t for t in TABLES.values() if t.layout is Layout.SNAPSHOT and t.name not in DERIVED]
 EXPAND = {
     "seller_products": [("expand[]", "salesRanks")],
@@ -72,7 +75,21 @@ class Truth:
                 return rows
             after = body["data"][-1]["id"]
 
-    def metrics(self, resource: str, account: str) -> list[dict]:
+    def workflows(self, account: str) -> list[str]:
+        return [row["id"] for row in self.cursor("/v1/workflows", account, [])]
+
+    def fact(self, schema, account: str) -> list[dict]:
+        """A daily fact's rows as the pipeline asks for them: each workflow's performance at
+        its own path, with the workflow the path names."""
+        if schema.name != "workflow_performance":
+            return self.metrics(schema.resource, account)
+        return [
+            {**row, "workflow": workflow}
+            for workflow in self.workflows(account)
+            for row in self.metrics(PERFORMANCE, account, f"/v1/workflows/{workflow}/performance")
+        ]
+
+    def metrics(self, resource: str, account: str, path: str | None = None) -> list[dict]:
         cap = self.service.variant.cap(resource, "daily") or window_cap(resource, "daily")
         rows, first = [], START
         while first <= END:
@@ -80,7 +97,7 @@ class Truth:
             offset = 0
             while True:
                 body = self.get(
-                    f"/v1/{resource}",
+                    path or f"/v1/{resource}",
                     account,
                     [
                         ("start_date", first.isoformat()),
@@ -184,7 +201,7 @@ def test_daily_facts_hold_every_row_and_exact_sums(extracted):
         served = [
             {**row, "account_id": account["id"]}
             for account in accounts
-            for row in truth.metrics(schema.resource, account["id"])
+            for row in truth.fact(schema, account["id"])
         ]
         check_rows(home, schema.name, ("account_id", "date", *_entity(schema)), served)
         for column in (c for c in schema.columns if c.kind.value == "money" and c.source):
@@ -220,6 +237,29 @@ def test_current_state_holds_every_record_and_every_new_field(extracted):
             )
         ]
         check_rows(home, schema.name, ("account_id", "id"), served)
+    memberships = [
+        {**row, "account_id": account["id"], "workflow": workflow, "campaign": row["id"]}
+        for account in accounts
+        for workflow in truth.workflows(account["id"])
+        for row in truth.cursor(f"/v1/workflows/{workflow}/campaigns", account["id"], [])
+    ]
+    check_rows(home, "workflow_campaigns", ("account_id", "workflow", "campaign"), memberships)
+
+
+def test_the_store_change_log_holds_the_days_asked_whatever_the_service_answers(extracted):
+    """Its parameters are not shown (spec 4.9): a variant ignores the dates and answers its
+    whole 12 months; the warehouse keeps the days of the run, every one of them."""
+    service, home, _ = extracted
+    truth = Truth(service)
+    dates = [("start_date", START.isoformat()), ("end_date", END.isoformat())]
+    changes = [
+        {**row, "account_id": account["id"]}
+        for account in truth.accounts()
+        for row in truth.cursor("/v1/platform-changes", account["id"], dates)
+        if START <= datetime.fromisoformat(row["changed_at"]).astimezone(UTC).date() <= END
+    ]
+    assert changes
+    check_rows(home, "platform_changes", ("account_id", "id"), changes)
 
 
 def test_the_change_log_and_history_are_complete(extracted):

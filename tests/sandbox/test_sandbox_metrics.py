@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from sandbox.periods import period_start
-from sandbox.service import SandboxService, window_cap
+from sandbox.service import SandboxService
+from sandbox.windows import window_cap
 from tests.sandbox.conftest import TODAY, ask, every_row, is_money, ok
 
 ADVERTISING = [

@@ -1,0 +1,74 @@
+"""The automation tables (spec 4.9) through the whole pipeline: a key without their scopes
+still fills the rest of the warehouse, and the warehouse holds what the service served."""
+
+import duckdb
+
+from pipelines.cli import main
+from sandbox.service import READ_SCOPES, SandboxService
+from tests.conftest import SECRET, TODAY, serving
+
+OPTIONAL = {"workflows:read", "tasks:read", "platform:read"}
+SKIPPED = (
+    "workflows",
+    "workflow_campaigns",
+    "workflow_performance",
+    "tasks",
+    "task_items",
+    "platform_changes",
+)
+
+
+def run(url: str, monkeypatch, *argv: str) -> int:
+    monkeypatch.setenv("ADS_API_BASE_URL", url)
+    monkeypatch.setenv("ADS_API_KEY", SECRET)
+    return main(list(argv))
+
+
+def test_a_key_without_the_optional_scopes_fills_everything_else(home, monkeypatch, capsys):
+    service = SandboxService("small", TODAY, key="other")
+    service.add_key(SECRET, scopes=READ_SCOPES - OPTIONAL)
+    with serving(service) as url:
+        assert run(url, monkeypatch, "check") == 0
+        checked = capsys.readouterr().out
+        assert run(url, monkeypatch, "run", "--start", "2026-11-20", "--end", "2026-11-22") == 0
+    err = capsys.readouterr().err
+    for scope in OPTIONAL:
+        assert f"lacks the scope {scope}" in err and f"without {scope}" in checked
+    assert not [r for r in service.requests if r.status == 403]
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        tables = {name for (name,) in con.sql("SELECT table_name FROM information_schema.tables")
+                  .fetchall()}  # fmt: skip
+        assert con.sql("SELECT count(*) FROM campaign_metrics").fetchone()[0] > 0
+        for table in set(SKIPPED) & tables:
+            assert con.sql(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+
+
+def test_the_automation_tables_hold_what_the_service_served(home, monkeypatch):
+    service = SandboxService("small", TODAY, key=SECRET)
+    with serving(service) as url:
+        assert run(url, monkeypatch, "run", "--start", "2026-11-01", "--end", "2026-11-22") == 0
+    account = service.main_account
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+
+        def count(sql: str) -> int:
+            return con.execute(sql).fetchone()[0]
+
+        assert count("SELECT count(*) FROM workflows") == len(account.workflows)
+        assert count("SELECT count(*) FROM tasks") == len(account.tasks)
+        assert count("SELECT count(*) FROM task_items") == len(account.task_items)
+        members = sum(len(m) for m in account.workflow_members.values())
+        assert count("SELECT count(*) FROM workflow_campaigns") == members
+        served = [
+            r for r in account.platform_changes if "2026-11-01" <= r["changed_at"] < "2026-11-23"
+        ]
+        assert count("SELECT count(*) FROM platform_changes") == len(served)
+        assert count("SELECT count(*) FROM platform_changes WHERE actor LIKE '%@%'") == 0
+        # Performance is its campaigns' own figures: the same cost per campaign, currency, day.
+        assert (
+            con.sql(
+                "SELECT p.campaign, p.currency, p.date, p.cost FROM workflow_performance p "
+                "EXCEPT SELECT campaign, currency, date, cost FROM campaign_metrics"
+            ).fetchall()
+            == []
+        )
+        assert count("SELECT count(DISTINCT workflow) FROM workflow_performance") == 3
