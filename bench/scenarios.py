@@ -272,8 +272,12 @@ class FaultyRun:
 def faulty_run(
     home: Path, span: tuple[date, date], plan: FaultPlan, config: dict | None = None
 ) -> FaultyRun:
-    """Run `span` under `plan` from `home`'s current state (an empty or a complete home)."""
+    """Run `span` under `plan` from `home`'s current state (an empty or a complete home). A
+    new home keeps the clean run's pseudonym key, as a user's home keeps its own: the same
+    person is then the same pseudonym in both (the store change log has e-mail actors)."""
     clean = clean_run(span)
+    if not home.exists():
+        new_home(home, clean)
     before_files = file_state(home)
     before_lake = lake_digest(home) if (home / "lake").exists() else {}
     counted = counting(plan)
