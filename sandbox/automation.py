@@ -46,6 +46,12 @@ PROBLEMS = {
     "product_ads": ("Ad on an out-of-stock product",),
     "search_terms": ("Converting term not targeted", "Irrelevant term spending"),
 }
+# How a task's suggestions were decided, by the task's status: a resolved task's were mostly
+# approved (and applied), a discarded one's left pending (frozen) or rejected.
+ITEM_STATUS_BY_TASK = {
+    "resolved": ("approved", "approved", "rejected"),
+    "discarded": ("pending", "pending", "rejected"),
+}
 STORE_FIELDS = {
     "product": ("title", "price", "status"),
     "variant": ("price", "sku"),
@@ -208,7 +214,7 @@ def task_records(account) -> tuple[list[dict], list[dict]]:
                 if field_path
                 else (None, None, None)
             )
-            item_status = TASK_ITEM_STATUSES[(bits >> 12) % 3]
+            item_status = ITEM_STATUS_BY_TASK.get(status, TASK_ITEM_STATUSES)[(bits >> 12) % 3]
             applied = status == "resolved" and item_status == "approved" and field_path
             failed = applied and (bits >> 16) % 6 == 0
             problems = PROBLEMS[entity.type]

@@ -743,6 +743,10 @@ RUN_TABLES = (
     "connections",
     "optimization_history",
     "advertising_changes",
+    "workflows",
+    "workflow_performance",
+    "tasks",
+    "task_items",
 )
 
 

@@ -5,7 +5,8 @@
     not the years held. DuckDB inlines the macro as a constant and pushes the filter into the
     tables' scans (a subquery in its place is not pushed: the whole mart is computed).
     Models whose rows are not keyed by day say which rows a day touches: a period's row, from
-    the first tested day's period on (a day touches its week, month, quarter and year). -#}
+    the first tested day's period on (a day touches its week, month, quarter and year); every
+    row of a mart of the current state (tasks' funnel), which any build may change. -#}
 {% macro get_where_subquery(relation) -%}
     {%- if config.get('where') != 'tested_rows' -%}
         {%- do return(dbt.default__get_where_subquery(relation)) -%}
@@ -14,6 +15,7 @@
         'mart_account_periods': "date >= CAST(date_trunc('year', adwh_tested_since()) AS DATE)",
         'mart_product_economics_monthly':
             "month >= CAST(date_trunc('month', adwh_tested_since()) AS DATE)",
+        'mart_task_funnel': "TRUE",
     } -%}
     {%- set rows = by_period.get(relation.identifier, 'date >= adwh_tested_since()') -%}
     {%- do return('(SELECT * FROM ' ~ relation ~ ' WHERE ' ~ rows ~ ') dbt_subquery') -%}
