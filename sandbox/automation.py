@@ -158,24 +158,22 @@ class Entity:
     display_id: str
 
 
+# Per task-item entity type: the account's list, and the fields shown as name and display id.
+ENTITY_SOURCES = {
+    "campaigns": ("campaigns", "name", "campaignId"),
+    "adgroups": ("adgroups", "name", "adGroupId"),
+    "targets": ("targets", "expression", "targetId"),
+    "product_ads": ("product_ads", "asin", "adId"),
+    "search_terms": ("search_terms", "searchTerm", "searchTerm"),
+    "products": ("products", "title", "asin"),
+}
+
+
 def _entity(account, kind: str, pick: int) -> Entity:
-    if kind == "campaigns":
-        r = account.campaigns[pick % len(account.campaigns)]
-        return Entity(kind, r["id"], r["name"], r["campaignId"])
-    if kind == "adgroups":
-        r = account.adgroups[pick % len(account.adgroups)]
-        return Entity(kind, r["id"], r["name"], r["adGroupId"])
-    if kind == "targets":
-        r = account.targets[pick % len(account.targets)]
-        return Entity(kind, r["id"], r["expression"], r["targetId"])
-    if kind == "product_ads":
-        r = account.product_ads[pick % len(account.product_ads)]
-        return Entity(kind, r["id"], r["asin"], r["adId"])
-    if kind == "search_terms":
-        r = account.search_terms[pick % len(account.search_terms)]
-        return Entity(kind, r["id"], r["searchTerm"], r["searchTerm"])
-    r = account.products[pick % len(account.products)]
-    return Entity("products", r["id"], r["title"], r["asin"])
+    attribute, name, display_id = ENTITY_SOURCES[kind]
+    records = getattr(account, attribute)
+    record = records[pick % len(records)]
+    return Entity(kind, record["id"], record[name], record[display_id])
 
 
 def _campaign_change(account, entity: Entity, field_path: str, bits: int) -> tuple:
@@ -283,8 +281,10 @@ def store_changes(account) -> list[dict]:
                     if who == 3
                     else ("oauth_token:ot_" + format(bits >> 24, "x")[:6], "mcp")
                 )
-                old = f"{10 + (bits >> 28) % 90}.99" if field_name == "price" else None
-                new = f"{10 + (bits >> 36) % 90}.99" if field_name == "price" else None
+                old, new = {
+                    "price": (f"{10 + (bits >> 28) % 90}.99", f"{10 + (bits >> 36) % 90}.99"),
+                    "status": (None, "active"),
+                }.get(field_name, (None, None))
                 rows.append(
                     {
                         "object": "platform_change",
@@ -304,9 +304,7 @@ def store_changes(account) -> list[dict]:
                         "action": action,
                         "field": field_name,
                         "old_value": old,
-                        "new_value": new
-                        if field_name == "price"
-                        else ("active" if field_name == "status" else None),
+                        "new_value": new,
                         "source": source,
                         "actor": actor,
                     }

@@ -15,41 +15,32 @@ import numpy as np
 
 from sandbox.automation import empty_reason, workflow_campaign_records
 from sandbox.errors import bad_param, not_found
-from sandbox.listing import cursor_page, search_text
-from sandbox.metrics import ADVERTISING, Window, metric_rows
-from sandbox.periods import periods
+from sandbox.listing import cursor_page, filter_records
+from sandbox.metrics import ADVERTISING, metric_rows
 from sandbox.reference import ordinal
-from sandbox.windows import metrics_window
-from warehouse.spec import METRICS_LIMIT, OFFSET_MAX
+from sandbox.windows import metrics_request, offset_page
 
 if TYPE_CHECKING:
     from sandbox.service import Context, SandboxService
 
 PERFORMANCE = "workflow-performance"  # the window caps' name for /v1/workflows/{id}/performance
-
-
-def _matching(records: list[dict], ctx: "Context", filters: dict[str, str]) -> list[dict]:
-    """Equality filters: query parameter → record field."""
-    for param, name in filters.items():
-        wanted = ctx.query.all(param)
-        if wanted:
-            records = [r for r in records if str(r.get(name)).lower() in wanted]
-    return records
-
-
-def _searched(records: list[dict], ctx: "Context", fields: tuple[str, ...]) -> list[dict]:
-    needle = search_text(ctx.query)
-    if needle is None:
-        return records
-    return [r for r in records if any(needle in str(r.get(f) or "").lower() for f in fields)]
+# Equality filters of each list: query parameter -> record field.
+WORKFLOW_FILTERS = {name: name for name in ("description_key", "template", "active")}
+TASK_FILTERS = {"status": "status", "priority": "priority"}
+STORE_LOG_FILTERS = {"connection": "connection"}
+TASK_ITEM_FILTERS = {
+    "task": "task",
+    "entity": "entity",
+    "entity_type": "entityType",
+    "status": "status",
+}
 
 
 def workflows(service: "SandboxService", ctx: "Context") -> dict:
     """The account's own workflows; filters `description_key`, `template` and `active`."""
-    if (active := ctx.query.get("active")) is not None and active not in ("true", "false"):
-        raise bad_param("active", "active must be 'true' or 'false'.")
-    filters = {"description_key": "description_key", "template": "template", "active": "active"}
-    return cursor_page(_matching(ctx.account.workflows, ctx, filters), ctx.query)
+    ctx.query.choice("active", ("true", "false"), None)  # a boolean filter: 400 otherwise
+    records = filter_records(ctx.account.workflows, ctx.query, (), WORKFLOW_FILTERS)
+    return cursor_page(records, ctx.query)
 
 
 def _workflow(ctx: "Context") -> int:
@@ -78,11 +69,7 @@ def workflow_performance(service: "SandboxService", ctx: "Context") -> dict:
     campaign's objective and `optimizing_since`; the figures are its campaign metrics'."""
     account, q, variant = ctx.account, ctx.query, service.variant
     number = _workflow(ctx)
-    start, end, granularity = metrics_window(q, PERFORMANCE)
-    low, high, default = METRICS_LIMIT
-    limit = q.integer("limit", default, low, high)
-    offset = q.integer("offset", 0, 0, OFFSET_MAX)
-    descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
+    window, limit, offset = metrics_request(q, PERFORMANCE, service.reference)
     campaigns = account.campaigns
 
     def fields(i: int) -> dict:
@@ -102,29 +89,14 @@ def workflow_performance(service: "SandboxService", ctx: "Context") -> dict:
         entity_fields=fields,
         measures=ADVERTISING,
     )
-    window = Window(
-        spans=list(periods(start, end, granularity)),
-        reference=service.reference,
-        descending=descending,
-        window_days=(end - start).days + 1 if granularity == "total" else None,
-    )
     members = np.array(sorted(account.workflow_members[number]), dtype=np.int64)
-    rows: list[dict] = []
-    total = 0
-    for count, render in metric_rows(service.seed, pop, window, members, None):
-        if len(rows) < limit and offset < total + count:
-            first = max(0, offset - total)
-            rows.extend(render(first, first + limit - len(rows)))
-        total += count
-    page = {"object": "list", "data": rows, "has_more": offset + len(rows) < total}
-    if q.flag("include_total"):
-        page["total_count"] = total
-    return page
+    sections = metric_rows(service.seed, pop, window, members, None)
+    return offset_page(sections, q, limit, offset)
 
 
 def tasks(service: "SandboxService", ctx: "Context") -> dict:
-    records = _matching(ctx.account.tasks, ctx, {"status": "status", "priority": "priority"})
-    return cursor_page(_searched(records, ctx, ("title",)), ctx.query)
+    records = filter_records(ctx.account.tasks, ctx.query, ("title",), TASK_FILTERS)
+    return cursor_page(records, ctx.query)
 
 
 def task(service: "SandboxService", ctx: "Context") -> dict:
@@ -134,18 +106,10 @@ def task(service: "SandboxService", ctx: "Context") -> dict:
     return ctx.account.tasks[position]
 
 
-TASK_ITEM_FILTERS = {
-    "task": "task",
-    "entity": "entity",
-    "entity_type": "entityType",
-    "status": "status",
-}
-
-
 def task_items(service: "SandboxService", ctx: "Context") -> dict:
-    records = _matching(ctx.account.task_items, ctx, TASK_ITEM_FILTERS)
     searched = ("displayName", "displayId", "problemLabel")
-    return cursor_page(_searched(records, ctx, searched), ctx.query)
+    records = filter_records(ctx.account.task_items, ctx.query, searched, TASK_ITEM_FILTERS)
+    return cursor_page(records, ctx.query)
 
 
 def task_item(service: "SandboxService", ctx: "Context") -> dict:
@@ -158,7 +122,7 @@ def task_item(service: "SandboxService", ctx: "Context") -> dict:
 def platform_changes(service: "SandboxService", ctx: "Context") -> dict:
     """The stores' change log, newest first; filters `connection`, and `start_date` and
     `end_date` (both included) unless the variant's service ignores them."""
-    records = _matching(ctx.account.platform_changes, ctx, {"connection": "connection"})
+    records = filter_records(ctx.account.platform_changes, ctx.query, (), STORE_LOG_FILTERS)
     start = ctx.query.day("start_date", required=False)
     end = ctx.query.day("end_date", required=False)
     if start is not None and end is not None and start > end:

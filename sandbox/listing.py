@@ -1,6 +1,6 @@
 """Cursor lists (spec 4.1): equality filters, `search`, and pages by `starting_after`."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -9,7 +9,7 @@ from sandbox.params import Query
 from warehouse.spec import CURSOR_LIMIT
 
 COUNT_GIVES_UP_ABOVE = 20_000
-_FILTERS = (
+_SHARED = (
     "connection",
     "country",
     "brand",
@@ -23,6 +23,7 @@ _FILTERS = (
     "target",
     "targetType",
 )
+SHARED_FILTERS = {name: name for name in _SHARED}  # query parameter -> record field
 
 
 def search_text(query: Query) -> str | None:
@@ -33,18 +34,27 @@ def search_text(query: Query) -> str | None:
 
 
 def filter_records(
-    records: list[dict], query: Query, search: tuple[str, ...] = ("name", "title")
+    records: list[dict],
+    query: Query,
+    search: tuple[str, ...] = ("name", "title"),
+    filters: Mapping[str, str] = SHARED_FILTERS,
 ) -> list[dict]:
-    """Apply the equality filters and `search` (over the given fields) of a cursor list."""
+    """Apply the equality filters (query parameter -> record field) and `search` (over the
+    given fields) of a cursor list."""
     out = records
-    for name in _FILTERS:
-        wanted = query.all(name)
+    for param, name in filters.items():
+        wanted = query.all(param)
         if wanted:
-            out = [r for r in out if r.get(name) in wanted]
-    needle = search_text(query)
+            out = [r for r in out if _as_parameter(r.get(name)) in wanted]
+    needle = search_text(query) if search else None  # a list without `search` ignores it
     if needle is not None:
         out = [r for r in out if any(needle in str(r.get(f) or "").lower() for f in search)]
     return out
+
+
+def _as_parameter(value: object) -> object:
+    """A record's value as a query parameter writes it: booleans as `true` or `false`."""
+    return ("true" if value else "false") if isinstance(value, bool) else value
 
 
 def _limit(query: Query) -> int:

@@ -123,15 +123,14 @@ from sandbox.expand import country_record, expand_item, expand_page
 from sandbox.faults import FaultPlan
 from sandbox.hashing import make_id
 from sandbox.listing import cursor_page, filter_records, position_page, search_text
-from sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, Window, metric_rows
+from sandbox.metrics import GROUP_DIMENSIONS, Grouping, Population, metric_rows
 from sandbox.optimizer import ENTITY_TYPES
 from sandbox.ordering import order_by, sorted_sections
 from sandbox.params import Query
-from sandbox.periods import periods
 from sandbox.populations import BUILDERS, PRODUCT_RESOURCES
 from sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
 from sandbox.variants import Variant
-from sandbox.windows import metrics_window
+from sandbox.windows import metrics_request, offset_page
 from sandbox.world import PRESETS, Account
 from warehouse.spec import (
     AD_PRODUCTS,
@@ -139,7 +138,6 @@ from warehouse.spec import (
     HISTORY_LIMIT,
     HISTORY_WINDOW_DAYS,
     ID_PATTERN,
-    METRICS_LIMIT,
     OFFSET_MAX,
 )
 
@@ -596,38 +594,18 @@ class SandboxService:
     def _metrics(self, resource: str) -> Callable[[Context], dict]:
         def handler(ctx: Context) -> dict:
             q = ctx.query
-            start, end, granularity = metrics_window(q, resource)
-            low, high, default = METRICS_LIMIT
-            limit = q.integer("limit", default, low, high)
-            offset = q.integer("offset", 0, 0, OFFSET_MAX)
-            descending = q.choice("order", ("asc", "desc"), "desc") == "desc"
-            sort = order_by(q, resource, descending)  # spec 4.2; None keeps the default order
+            window, limit, offset = metrics_request(q, resource, self.reference)
+            sort = order_by(q, resource, window.descending)  # spec 4.2; None: default order
             pop = self.population(ctx.account.index, resource)
             keep = cluster_filter(q, ctx.account)
             candidates = np.flatnonzero(population_mask(pop, q, keep, ctx.account))
             grouping = parse_grouping(q, resource, ctx.account, keep)
             if grouping is not None and "cluster" in grouping.dims:
                 check_memberships(pop, candidates, grouping)
-            window = Window(
-                spans=list(periods(start, end, granularity)),
-                reference=self.reference,
-                descending=descending,
-                window_days=(end - start).days + 1 if granularity == "total" else None,
-            )
             sections = metric_rows(self.seed, pop, window, candidates, grouping)
             if sort is not None:
                 sections = sorted_sections(sections, sort, offset + limit)
-            rows: list[dict] = []
-            total = 0
-            for count, render in sections:
-                if len(rows) < limit and offset < total + count:
-                    first = max(0, offset - total)
-                    rows.extend(render(first, first + limit - len(rows)))
-                total += count
-            page = {"object": "list", "data": rows, "has_more": offset + len(rows) < total}
-            if q.flag("include_total"):
-                page["total_count"] = total
-            return page
+            return offset_page(sections, q, limit, offset)
 
         return handler
 

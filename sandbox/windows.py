@@ -1,11 +1,16 @@
-"""Metrics windows: start, end and granularity of a request, and the caps the sandbox keeps
-where the spec shows none (see `service.py`)."""
+"""Metrics requests: start, end and granularity, with the caps the sandbox keeps where the
+spec shows none (see `service.py`), and the offset page over a window's sections of rows."""
 
+from collections.abc import Callable, Iterable
 from datetime import date
 
 from sandbox.errors import ApiError, bad_param
+from sandbox.metrics import Window
 from sandbox.params import Query
-from warehouse.spec import GRANULARITIES, TARGET_METRICS_CAPS
+from sandbox.periods import periods
+from warehouse.spec import GRANULARITIES, METRICS_LIMIT, OFFSET_MAX, TARGET_METRICS_CAPS
+
+Sections = Iterable[tuple[int, Callable[[int, int], list[dict]]]]
 
 
 def window_cap(resource: str, granularity: str) -> int:
@@ -33,3 +38,35 @@ def metrics_window(query: Query, resource: str) -> tuple[date, date, str]:
             param="end_date",
         )
     return start, end, granularity
+
+
+def metrics_request(query: Query, resource: str, reference: date) -> tuple[Window, int, int]:
+    """(window, limit, offset) of a metrics request (spec 4.2): its periods checked against the
+    cap, in its `order`; the parameters read in that order, so the first bad one is named."""
+    start, end, granularity = metrics_window(query, resource)
+    low, high, default = METRICS_LIMIT
+    limit = query.integer("limit", default, low, high)
+    offset = query.integer("offset", 0, 0, OFFSET_MAX)
+    window = Window(
+        spans=list(periods(start, end, granularity)),
+        reference=reference,
+        descending=query.choice("order", ("asc", "desc"), "desc") == "desc",
+        window_days=(end - start).days + 1 if granularity == "total" else None,
+    )
+    return window, limit, offset
+
+
+def offset_page(sections: Sections, query: Query, limit: int, offset: int) -> dict:
+    """Rows [offset, offset + limit) of the sections (row count, renderer) in order, rendering
+    only those; `total_count` when asked."""
+    rows: list[dict] = []
+    total = 0
+    for count, render in sections:
+        if len(rows) < limit and offset < total + count:
+            first = max(0, offset - total)
+            rows.extend(render(first, first + limit - len(rows)))
+        total += count
+    page = {"object": "list", "data": rows, "has_more": offset + len(rows) < total}
+    if query.flag("include_total"):
+        page["total_count"] = total
+    return page

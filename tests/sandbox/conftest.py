@@ -45,6 +45,17 @@ def ok(service: SandboxService, path: str, *pairs: tuple[str, str], **params: ob
     return body
 
 
+def every_record(service: SandboxService, path: str, **params: object) -> list[dict]:
+    """Every record of a cursor list, page by page through `starting_after`."""
+    rows: list[dict] = []
+    while True:
+        cursor = {"starting_after": rows[-1]["id"]} if rows else {}
+        page = ok(service, path, limit=100, **cursor, **params)
+        rows += page["data"]
+        if not page["has_more"]:
+            return rows
+
+
 def every_row(service: SandboxService, path: str, **params: object) -> list[dict]:
     """All rows of a metrics list, page by page through `offset`."""
     rows: list[dict] = []

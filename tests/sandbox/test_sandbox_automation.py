@@ -7,7 +7,7 @@ from datetime import date, datetime, timedelta
 import pytest
 
 from sandbox.service import SandboxService
-from tests.sandbox.conftest import TODAY, ask, every_row, ok
+from tests.sandbox.conftest import TODAY, ask, every_record, every_row, ok
 from warehouse.spec import (
     STORE_CHANGES_RETENTION_DAYS,
     TASK_ENTITY_TYPES,
@@ -22,17 +22,6 @@ OCTOBER = {"start_date": "2026-10-01", "end_date": "2026-10-31", "granularity": 
 @pytest.fixture(scope="module")
 def sandbox() -> SandboxService:
     return SandboxService("medium", TODAY)
-
-
-def listed(service: SandboxService, path: str, **params: object) -> list[dict]:
-    """Every record of a cursor list."""
-    rows: list[dict] = []
-    while True:
-        cursor = {"starting_after": rows[-1]["id"]} if rows else {}
-        page = ok(service, path, limit=100, **cursor, **params)
-        rows += page["data"]
-        if not page["has_more"]:
-            return rows
 
 
 def workflows(service: SandboxService) -> list[dict]:
@@ -127,7 +116,7 @@ def test_tasks_and_their_items(sandbox):
     items = ok(sandbox, "/v1/task-items", limit=100)
     assert tasks and items["data"]
     assert {t["priority"] for t in tasks} <= set(TASK_PRIORITIES)
-    every_item = listed(sandbox, "/v1/task-items")
+    every_item = every_record(sandbox, "/v1/task-items")
     by_task = Counter(item["task"] for item in every_item)
     assert {t["id"]: t["itemCount"] for t in tasks} == dict(by_task)
     assert max(by_task.values()) <= 50
@@ -156,7 +145,7 @@ def test_tasks_and_workflows_need_their_scopes(sandbox):
 
 
 def test_the_store_change_log_keeps_twelve_months_newest_first(sandbox):
-    rows = listed(sandbox, "/v1/platform-changes")
+    rows = every_record(sandbox, "/v1/platform-changes")
     moments = [datetime.fromisoformat(r["changed_at"]) for r in rows]
     assert moments == sorted(moments, reverse=True)
     oldest = TODAY - timedelta(days=STORE_CHANGES_RETENTION_DAYS)

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.sandbox.conftest import TODAY, ask, ok
+from tests.sandbox.conftest import TODAY, ask, every_record, ok
 
 PATH = "/v1/advertising-changes"
 FIELDS = {
@@ -32,14 +32,8 @@ STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 def walk(service, **params) -> list[dict]:
-    """Every row of a filtered log, through `starting_after`."""
-    rows: list[dict] = []
-    while True:
-        cursor = {"starting_after": rows[-1]["id"]} if rows else {}
-        page = ok(service, PATH, limit=100, **cursor, **params)
-        rows += page["data"]
-        if not page["has_more"]:
-            return rows
+    """Every row of a filtered log."""
+    return every_record(service, PATH, **params)
 
 
 @pytest.fixture(scope="module")
