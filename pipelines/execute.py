@@ -16,6 +16,7 @@ from pipelines.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
 from pipelines.destination import Destination
 from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
+from pipelines.runner import CREDITS_TAG
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
 
@@ -44,6 +45,8 @@ class RunSummary:
     run_id: str = ""
     tables: list[TableLine] = field(default_factory=list)
     failure: str | None = None
+    credits: int = 0  # what the run's reads cost, all steps together
+    max_credits: int | None = None
 
 
 def _error_line(error: object) -> str:
@@ -135,7 +138,7 @@ def run_pipeline(
     """One run of the `daily` job over [start, end]: from the service, or from raw pages;
     `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`)."""
     Destination.of(settings).clean_staging()
-    summary = RunSummary(start, end)
+    summary = RunSummary(start, end, max_credits=settings.max_credits)
     run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
     command = "rebuild" if from_raw else "run"
     with open_instance() as instance:
@@ -152,4 +155,6 @@ def run_pipeline(
         )
         summary.run_id = result.run_id
         read_outcome(instance, result.run_id, summary)
+        run = instance.get_run_by_id(result.run_id)
+        summary.credits = int(run.tags.get(CREDITS_TAG, 0)) if run else 0
     return summary

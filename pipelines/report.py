@@ -10,7 +10,16 @@ from pipelines.execute import RunSummary
 
 console = Console(width=120) if not Console().is_terminal else Console()
 
-COLUMNS = ("rows", "partitions", "requests", "pages", "retries", "rate_limited", "elapsed_s")
+COLUMNS = (
+    "rows",
+    "partitions",
+    "requests",
+    "pages",
+    "credits",
+    "retries",
+    "rate_limited",
+    "elapsed_s",
+)
 
 
 def print_summary(summary: RunSummary) -> None:
@@ -22,7 +31,14 @@ def print_summary(summary: RunSummary) -> None:
         if "rows" not in line.metadata:
             continue  # the warehouse build: it has no rows of its own
         table.add_row(line.table, *(str(line.metadata.get(name, "")) for name in COLUMNS))
+    table.caption = credits_line(summary)
     console.print(table)
+
+
+def credits_line(summary: RunSummary) -> str:
+    """The run's cost: a table shows its source's, and one source may feed several tables."""
+    budget = "" if summary.max_credits is None else f" of ADWH_MAX_CREDITS={summary.max_credits}"
+    return f"credits spent by the run: {summary.credits}{budget}"
 
 
 DEMO_SQL = """

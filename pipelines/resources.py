@@ -46,6 +46,7 @@ class ServiceResource(dg.ConfigurableResource):
     the whole answer within their sum); transient faults are retried `retry_attempts` times
     with jittered exponential backoff from `retry_backoff_seconds` up to
     `retry_backoff_max_seconds` (or what Retry-After asks, within that maximum).
+    `max_credits` caps what a run's reads may cost (`ADWH_MAX_CREDITS`).
     """
 
     base_url: str | None = None
@@ -57,6 +58,7 @@ class ServiceResource(dg.ConfigurableResource):
     retry_attempts: int = 8
     retry_backoff_seconds: float = 0.25
     retry_backoff_max_seconds: float = 30.0
+    max_credits: int | None = None
 
     def http_timeout(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds))
@@ -73,4 +75,5 @@ class ServiceResource(dg.ConfigurableResource):
             ADS_API_BASE_URL=self.base_url,
             ADS_API_KEY=self.api_key,
             ADS_ACCOUNT_IDS=self.account_ids,
+            ADWH_MAX_CREDITS=self.max_credits,
         )

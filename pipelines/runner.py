@@ -15,6 +15,7 @@ import dagster as dg
 from pydantic import Field
 
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
+from pipelines.client.credits import CreditBudget, CreditBudgetError
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
@@ -27,6 +28,8 @@ from pipelines.stages.outcome import Outcomes, complete_spans
 from warehouse.coverage import record_coverage
 
 CONTRACT_CHECK = "contract"
+# What the run's reads have cost so far, in credits (pipelines/client/credits.py).
+CREDITS_TAG = "adwh/credits"
 
 
 class ExtractConfig(dg.Config):
@@ -99,6 +102,9 @@ def materialize_sources(
         counts = stats[i] if stats else RunStats()
         yield from _results(context, selected, outcome, counts, start, end)
     failed = failed_accounts(outcomes)
+    for error in (*failures, *failed.values()):
+        if isinstance(error, CreditBudgetError):
+            raise error  # not the accounts' fault: a retry would only spend the budget again
     if failed and not failures:  # a source failed whole: its retry needs every account
         context.instance.add_run_tags(context.run.run_id, {retry_tag(step): ",".join(failed)})
     if failures:
@@ -144,6 +150,8 @@ def _from_service(
     are the run's (an account-tagged run reaches only its account)."""
     destination = warehouse.destination()
     extracted_at = datetime.now(UTC)
+    budget = run_budget(context, settings)
+    spent_before = budget.spent
 
     async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
         async with open_session(
@@ -153,6 +161,7 @@ def _from_service(
             timeout=service.http_timeout(),
             retry=service.retry_policy(),
             packed=ACCOUNTS_TAG in context.run.tags,
+            budget=budget,
         ) as session:
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
@@ -184,11 +193,23 @@ def _from_service(
             )
             return outcomes, stats, session.warnings
 
-    outcomes, stats, warnings = asyncio.run(go())
+    try:
+        outcomes, stats, warnings = asyncio.run(go())
+    finally:
+        if budget.spent != spent_before:
+            context.instance.add_run_tags(context.run.run_id, {CREDITS_TAG: str(budget.spent)})
     for warning in warnings:
         context.log.warning(warning)
     record_coverage(destination.lake, complete_spans([o for o in outcomes if isinstance(o, dict)]))
     return outcomes, stats
+
+
+def run_budget(context: dg.AssetExecutionContext, settings: Settings) -> CreditBudget:
+    """`ADWH_MAX_CREDITS` less what the run's earlier steps spent (the run's `adwh/credits`
+    tag, in the instance every step of a run shares), so the cap is the run's, not a step's."""
+    run = context.instance.get_run_by_id(context.run.run_id)
+    spent = int(run.tags.get(CREDITS_TAG, 0)) if run else 0
+    return CreditBudget(settings.max_credits, spent)
 
 
 def _from_raw(

@@ -14,6 +14,7 @@ from pipelines.client.accounts import (
     listed_accounts,
     reachable_accounts,
 )
+from pipelines.client.credits import CreditBudget
 from pipelines.client.http import RetryPolicy, ServiceClient
 from pipelines.client.windows import WindowCaps
 from pipelines.plugin import load_plugin
@@ -45,6 +46,7 @@ async def open_session(
     timeout: httpx.Timeout | None = None,
     retry: RetryPolicy | None = None,
     packed: bool = False,
+    budget: CreditBudget | None = None,
 ) -> AsyncIterator[Session]:
     """`packed`: the accounts come from a run's pack, not from the user; one the key no longer
     reaches fails alone (`session.unreachable`) instead of the whole run."""
@@ -60,6 +62,7 @@ async def open_session(
         max_in_flight=max_in_flight,
         timeout=timeout,
         retry=retry,
+        budget=budget,
     ) as client:
         credential = await describe_credential(client)
         if packed:

@@ -120,6 +120,10 @@ class Settings(HomeSettings, CalendarSettings):
     lookback_days: int = Field(
         default=ECONOMICS_LAG_DAYS, ge=1, le=MAX_LOOKBACK_DAYS, alias="ADWH_LOOKBACK_DAYS"
     )
+    # The most a run's reads may cost, in the credits the spec prices (pipelines/client/credits.py).
+    max_credits: Annotated[int | None, BLANK_IS_UNSET] = Field(
+        default=None, ge=0, alias="ADWH_MAX_CREDITS"
+    )
     # The Dagster webserver `adwh backfill` hands its runs to (`make dagster`, or deploy/).
     dagster_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_DAGSTER_URL")
 

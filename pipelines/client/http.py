@@ -21,6 +21,7 @@ from tenacity import (
     stop_before_delay,
 )
 
+from pipelines.client.credits import CreditBudget, credits_per_row
 from pipelines.client.errors import (
     BY_STATUS,
     ReadOnlyViolationError,
@@ -30,6 +31,7 @@ from pipelines.client.errors import (
 )
 from pipelines.client.limiter import AdaptiveLimiter
 from pipelines.client.stats import RunStats, current_stats
+from warehouse.spec import METRICS_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,8 @@ class Response:
 
     body: dict
     content: bytes
+    # The query as sent, where the client changed it (a priced page's affordable `limit`).
+    params: dict | None = None
 
     @property
     def nbytes(self) -> int:
@@ -106,6 +110,7 @@ class ServiceClient:
         timeout: httpx.Timeout | None = None,
         retry: RetryPolicy | None = None,
         verify_tls: bool = True,
+        budget: CreditBudget | None = None,
     ) -> None:
         self._key = api_key
         self._http = httpx.AsyncClient(
@@ -122,6 +127,7 @@ class ServiceClient:
         self.limiter = AdaptiveLimiter(max_in_flight)
         self.retry = retry or RetryPolicy()
         self._own_stats = RunStats()
+        self.budget = budget or CreditBudget()
 
     @property
     def stats(self) -> RunStats:
@@ -149,6 +155,25 @@ class ServiceClient:
     async def get(
         self, path: str, params: dict | None = None, account: str | None = None
     ) -> Response:
+        """GET a JSON document; a read the spec prices asks for the page its budget affords,
+        and is counted by what its answer returns."""
+        rate = credits_per_row(path, params or {})
+        if not rate:
+            return await self._get(path, params, account)
+        query = dict(params or {})
+        wanted = int(query.get("limit", METRICS_LIMIT[1]))  # unsaid: the largest any list allows
+        query["limit"] = await self.budget.grant(rate, wanted, describe("GET", path, query))
+        rows = 0
+        try:
+            response = await self._get(path, query, account)
+            data = response.body.get("data")
+            rows = len(data) if isinstance(data, list) else 0
+        finally:
+            self.budget.settle(rate, query["limit"], rows)
+        self.stats.credits += rows * rate
+        return Response(response.body, response.content, query)
+
+    async def _get(self, path: str, params: dict | None, account: str | None) -> Response:
         """GET a JSON document, retrying transient faults; raise a ServiceError otherwise.
 
         After the last attempt the error says how many were made, so a user reading the one

@@ -49,7 +49,7 @@ class Page:
 
 
 def _page(client: ServiceClient, path: str, params: dict, response: Response) -> Page:
-    page = Page(path, params, response.body, response.content)
+    page = Page(path, response.params or params, response.body, response.content)
     client.stats.page_received(len(page.rows))
     if "data" not in response.body or not isinstance(response.body["data"], list):
         raise PaginationError(describe("GET", path, params), 200, "the page has no data list")

@@ -17,7 +17,7 @@ class RunStats:
     bytes: int = 0
     retries: int = 0
     rate_limited: int = 0
-    estimated_credits: int = 0
+    credits: int = 0  # what the reads cost where the spec prices them (client/credits.py)
     started: float = field(default_factory=time.monotonic)
     on_page: Callable[["RunStats"], None] | None = field(default=None, repr=False)
 
@@ -39,7 +39,7 @@ class RunStats:
             "bytes": self.bytes,
             "retries": self.retries,
             "rate_limited": self.rate_limited,
-            "estimated_credits": self.estimated_credits,
+            "credits": self.credits,
             "elapsed_s": round(self.elapsed, 3),
         }
 

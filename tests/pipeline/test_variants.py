@@ -22,6 +22,8 @@ import orjson
 import pytest
 
 from pipelines.cli import main
+from pipelines.instance import open_instance
+from pipelines.runner import CREDITS_TAG
 from sandbox.automation_api import PERFORMANCE
 from sandbox.service import SandboxService
 from sandbox.windows import window_cap
@@ -266,6 +268,26 @@ def test_the_store_change_log_holds_the_days_asked_whatever_the_service_answers(
     ]
     assert changes
     check_rows(home, "platform_changes", ("account_id", "id"), changes)
+
+
+def test_the_run_counts_the_credits_its_reads_were_billed(extracted, monkeypatch):
+    """Spec 8: a credit per store change and per group returned; a variant that ignores the
+    store log's dates bills its whole year at every window, and the count says so."""
+    service, home, _ = extracted
+    truth = Truth(service)
+    priced = {
+        (r.path, r.query, r.account)
+        for r in service.requests
+        if r.status == 200
+        and (r.path == "/v1/platform-changes" or any(k.startswith("group_by") for k, _ in r.query))
+    }
+    billed = sum(
+        len(truth.get(path, account, list(query))["data"]) for path, query, account in priced
+    )
+    monkeypatch.setenv("ADWH_HOME", str(home))
+    with open_instance() as instance:
+        (run,) = instance.get_runs()
+    assert int(run.tags[CREDITS_TAG]) == billed > 0
 
 
 def test_the_change_log_and_history_are_complete(extracted):

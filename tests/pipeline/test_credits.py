@@ -1,0 +1,66 @@
+"""Credits through `adwh run`: the store change log's reads are counted per table and run (the
+summary, Dagster's record), and `ADWH_MAX_CREDITS` stops the run before it passes the budget,
+with what it fetched published and the run failed naming the budget."""
+
+from datetime import UTC, date, datetime
+
+import dagster as dg
+import polars as pl
+
+from pipelines.cli import EXIT_FAILED, main
+from pipelines.client.windows import extract_windows
+from pipelines.instance import open_instance
+from pipelines.runner import CREDITS_TAG
+from tests.conftest import FIRST_DAY
+
+END = date(2026, 11, 22)
+
+
+def changed_on(record: dict) -> date:
+    return datetime.fromisoformat(record["changed_at"]).astimezone(UTC).date()
+
+
+def test_a_run_stops_at_its_budget_and_keeps_what_it_fetched(embedded, home, monkeypatch, capsys):
+    """Two windows of the store change log: the budget pays the first and part of the second.
+    The first is published, the second is not asked past the budget and not published (its
+    days stay for the next run), every other table is published, and the run fails naming
+    the budget."""
+    (first, last), (second, _) = extract_windows(FIRST_DAY, END)
+    changes = embedded.main_account.platform_changes
+    paid = [r for r in changes if first <= changed_on(r) <= last]
+    budget = len(paid) + 2
+    monkeypatch.setenv("ADWH_MAX_CREDITS", str(budget))
+
+    status = main(["run", "--start", FIRST_DAY.isoformat(), "--end", END.isoformat()])
+
+    out, err = capsys.readouterr()
+    assert status == EXIT_FAILED
+    assert f"credit budget is spent ({budget} of ADWH_MAX_CREDITS={budget})" in err
+    assert f"credits spent by the run: {budget} of ADWH_MAX_CREDITS={budget}" in out
+    lake = home / "lake"
+    kept = pl.read_delta(str(lake / "platform_changes"))
+    assert sorted(kept["id"]) == sorted(r["id"] for r in paid)
+    assert kept["date"].max() < second
+    metrics = pl.read_delta(str(lake / "campaign_metrics"))
+    assert metrics["date"].min() == FIRST_DAY and metrics["date"].max() == END
+    with open_instance() as instance:
+        (run,) = instance.get_runs()
+        assert run.tags[CREDITS_TAG] == str(budget)
+        records = instance.fetch_materializations(dg.AssetKey("platform_changes"), limit=1000)
+        figures = [r.asset_materialization.metadata for r in records.records]
+        # The run's own figures are on the range's last partition (pipelines/runner.py).
+        assert [m["credits"].value for m in figures if "credits" in m] == [budget]
+
+
+def test_a_budget_the_run_does_not_reach_changes_nothing(embedded, home, monkeypatch, capsys):
+    span = (date(2026, 11, 20), END)
+    served = [r for r in embedded.main_account.platform_changes if span[0] <= changed_on(r)]
+    served = [r for r in served if changed_on(r) <= END]
+    monkeypatch.setenv("ADWH_MAX_CREDITS", str(len(served)))
+
+    assert main(["run", "--start", span[0].isoformat(), "--end", END.isoformat()]) == 0
+
+    out = capsys.readouterr().out
+    assert f"credits spent by the run: {len(served)} of ADWH_MAX_CREDITS={len(served)}" in out
+    kept = pl.read_delta(str(home / "lake" / "platform_changes"))
+    assert kept.height == len(served) > 0
