@@ -36,6 +36,8 @@ KEY = "variant-key"
 AMOUNT = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?$")
 SCHEMA_CHANGE = re.compile(r"adwh: \w+: (new column|column) ")  # the summary's news, not errors
 VARIANTS = (1, 2, 3, 4, 5, 6)
+# What each variant's service was asked by the run (the tests' own questions are logged too).
+RUN_REQUESTS: dict[Path, tuple] = {}
 # Current-state tables fed by one cursor list each, and the expansions the pipeline asks for.
 # Fields of a cluster that feed its sibling tables (cluster_products, cluster_keywords).
 UNFOLDED = {"clusters": ("products", "positiveKeywords", "negativeKeywords")}
@@ -141,6 +143,7 @@ def extracted(request, tmp_path_factory) -> Iterator[tuple[SandboxService, Path,
         with contextlib.redirect_stderr(errors):
             status = main(["run", "--start", START.isoformat(), "--end", END.isoformat()])
     failure = [line for line in errors.getvalue().splitlines() if not SCHEMA_CHANGE.match(line)]
+    RUN_REQUESTS[home] = tuple(service.requests)  # before the tests' own questions
     yield service, home, f"exit {status}" + "".join(f"\n{line}" for line in failure)
 
 
@@ -277,7 +280,7 @@ def test_the_run_counts_the_credits_its_reads_were_billed(extracted, monkeypatch
     truth = Truth(service)
     priced = {
         (r.path, r.query, r.account)
-        for r in service.requests
+        for r in RUN_REQUESTS[home]
         if r.status == 200
         and (r.path == "/v1/platform-changes" or any(k.startswith("group_by") for k, _ in r.query))
     }
