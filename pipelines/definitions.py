@@ -21,6 +21,7 @@ from assets.current import CURRENT_STATE
 from assets.dated import DATED
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
+from assets.reconciliation import reconciliation
 from pipelines.automation import warehouse_refresh_sensor
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
@@ -47,6 +48,15 @@ extract_job = dg.define_asset_job(
     description="Every table for a range of days, without the warehouse: the job of the daily "
     "schedule's and `adwh backfill`'s runs, each over a pack of accounts (tag adwh/accounts); "
     "the warehouse is built once after them by the warehouse_refresh sensor.",
+)
+
+
+reconcile_job = dg.define_asset_job(
+    "reconcile",
+    selection=dg.AssetSelection.checks(reconciliation),
+    description="The metrics tables' days (the partitions chosen) checked against the service's "
+    "own sums, without fetching them again: after a change to the lake, or to see whether the "
+    "service restated days the warehouse holds. Each run already does it for its own days.",
 )
 
 
@@ -84,7 +94,8 @@ def daily_schedule(
 
 defs = dg.Definitions(
     assets=[*ALL_ASSETS, lake_housekeeping],
-    jobs=[daily_job, extract_job, lake_housekeeping_job],
+    asset_checks=[reconciliation],
+    jobs=[daily_job, extract_job, reconcile_job, lake_housekeeping_job],
     schedules=[daily_schedule, lake_housekeeping_schedule],
     sensors=[
         warehouse_refresh_sensor(

@@ -67,11 +67,15 @@ def _value(entry: object) -> object:
 
 
 def _failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
-    """A contract check names the partitions it held back; a mart's dbt test, itself."""
+    """A contract check names the partitions it held back; a reconciliation, its first
+    difference; a mart's dbt test, itself."""
     held_back = evaluation.metadata.get("held_back")
     if held_back is not None:
         return str(_value(held_back))
-    return f"{evaluation.asset_key.to_user_string()}: dbt test {evaluation.check_name} failed"
+    table = evaluation.asset_key.to_user_string()
+    if evaluation.description:
+        return f"{table}: {evaluation.description}"
+    return f"{table}: dbt test {evaluation.check_name} failed"
 
 
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
@@ -102,7 +106,8 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
             failure = failure or _error_line(event.step_failure_data.error)
         else:
             evaluation = event.event_specific_data
-            if not evaluation.passed and failure is None:
+            failed = not evaluation.passed and evaluation.severity is dg.AssetCheckSeverity.ERROR
+            if failed and failure is None:
                 failure = _failed_check(evaluation)
     summary.tables = list(lines.values())
     summary.failure = failure

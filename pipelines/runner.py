@@ -28,6 +28,7 @@ from pipelines.stages.outcome import Outcomes, complete_spans
 from warehouse.coverage import record_coverage
 
 CONTRACT_CHECK = "contract"
+StepContext = dg.AssetExecutionContext | dg.AssetCheckExecutionContext
 # What the run's reads have cost so far, in credits (pipelines/client/credits.py).
 CREDITS_TAG = "adwh/credits"
 
@@ -196,20 +197,25 @@ def _from_service(
     try:
         outcomes, stats, warnings = asyncio.run(go())
     finally:
-        if budget.spent != spent_before:
-            context.instance.add_run_tags(context.run.run_id, {CREDITS_TAG: str(budget.spent)})
+        record_spent(context, budget, spent_before)
     for warning in warnings:
         context.log.warning(warning)
     record_coverage(destination.lake, complete_spans([o for o in outcomes if isinstance(o, dict)]))
     return outcomes, stats
 
 
-def run_budget(context: dg.AssetExecutionContext, settings: Settings) -> CreditBudget:
+def run_budget(context: StepContext, settings: Settings) -> CreditBudget:
     """`ADWH_MAX_CREDITS` less what the run's earlier steps spent (the run's `adwh/credits`
     tag, in the instance every step of a run shares), so the cap is the run's, not a step's."""
     run = context.instance.get_run_by_id(context.run.run_id)
     spent = int(run.tags.get(CREDITS_TAG, 0)) if run else 0
     return CreditBudget(settings.max_credits, spent)
+
+
+def record_spent(context: StepContext, budget: CreditBudget, before: int) -> None:
+    """The run's credits so far, for its later steps and its summary."""
+    if budget.spent != before:
+        context.instance.add_run_tags(context.run.run_id, {CREDITS_TAG: str(budget.spent)})
 
 
 def _from_raw(

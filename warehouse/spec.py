@@ -55,6 +55,9 @@ HISTORY_LIMIT = (1, 500, 100)  # 4.7 optimization history
 OFFSET_MAX = 9_007_199_254_740_991  # 8: offset maximum
 EXPAND_DEPTH = 4  # 8: `expand` nesting
 CLUSTER_MEMBERSHIP_LIMIT = 2000  # 8: group_by=cluster over more memberships needs a filter
+# Measures a grouped row (group_by) does not sum: cpc is recomputed (4.2), a seller product's
+# price and rank are null and its stock summed only by country (2.9 rule 7).
+NOT_SUMMED_IN_GROUPS = frozenset({"cpc", "price", "rank", "stock"})
 
 # -- 4.2 Metrics granularities ---------------------------------------------------------------
 GRANULARITIES = ("total", "daily", "weekly", "monthly", "quarterly", "yearly")

@@ -17,10 +17,12 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import orjson
 import pytest
 
+from assets.reconciliation import RECONCILED
 from pipelines.cli import main
 from pipelines.instance import open_instance
 from pipelines.runner import CREDITS_TAG
@@ -291,6 +293,22 @@ def test_the_run_counts_the_credits_its_reads_were_billed(extracted, monkeypatch
     with open_instance() as instance:
         (run,) = instance.get_runs()
     assert int(run.tags[CREDITS_TAG]) == billed > 0
+
+
+def test_every_metrics_table_reconciles_with_the_services_own_sums(extracted, monkeypatch):
+    """The run's reconciliation checks ask this variant for its grouped sums, in its shapes
+    and caps, and find the warehouse equal to the cent."""
+    _, home, _ = extracted
+    monkeypatch.setenv("ADWH_HOME", str(home))
+    with open_instance() as instance:
+        (run,) = instance.get_runs()
+        records = instance.get_records_for_run(
+            run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION, limit=1000
+        ).records
+    checks = [r.event_log_entry.dagster_event.event_specific_data for r in records]
+    reconciled = {c.asset_key.to_user_string(): c for c in checks if c.check_name == "reconciled"}
+    assert sorted(reconciled) == sorted(s.name for s in RECONCILED)
+    assert [c.description for c in reconciled.values() if not c.passed] == []
 
 
 def test_the_change_log_and_history_are_complete(extracted):

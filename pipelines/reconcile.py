@@ -1,0 +1,222 @@
+"""The warehouse checked against the service that fed it: a run's days of each metrics table,
+summed per account, day, currency and ad product from the lake, against the service's own
+answer at that grain (`group_by=account`, spec 4.2: one request per capped window).
+
+What is compared are the measures a grouped row sums (money and counts); those it recomputes or
+leaves null (`cpc`, `price`, `rank`, `stock`: spec 2.9 rule 7, 4.2) are not. The lake is read,
+not the frames the run published, so a row changed behind the pipeline's back is found.
+"""
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+
+import dagster as dg
+import polars as pl
+
+from pipelines.client.accounts import AccountRef
+from pipelines.client.credits import CreditBudget
+from pipelines.client.paging import Page
+from pipelines.client.windowed import windowed_pages
+from pipelines.client.windows import days_of
+from pipelines.destination import Destination
+from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
+from pipelines.resources import ServiceResource
+from pipelines.session import Session, open_session
+from pipelines.settings import Settings
+from transforms.reconcile import LAKE, SERVICE, differences, reported_sums
+from transforms.records import InexactNumber, records_to_frame
+from warehouse.schemas import Kind, TableSchema
+from warehouse.spec import NOT_SUMMED_IN_GROUPS
+
+GRAIN = ("account_id", "date", "currency", "ad_product")
+GROUPED = {"group_by": "account"}
+RECONCILED_CHECK = "reconciled"
+SHOWN = 20  # differences listed in a check's metadata; `differences` counts them all
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """One table's comparison: how many groups the service answered, and what differs."""
+
+    table: str
+    start: date
+    end: date
+    groups: int
+    differences: pl.DataFrame
+
+
+def grain(schema: TableSchema) -> list[str]:
+    return [name for name in GRAIN if name in schema.column_names]
+
+
+def measures(schema: TableSchema) -> list[str]:
+    """The registry's money and count fields a grouped row sums."""
+    return [
+        c.name
+        for c in schema.columns
+        if c.kind in (Kind.MONEY, Kind.COUNT) and c.source and c.name not in NOT_SUMMED_IN_GROUPS
+    ]
+
+
+async def reconcile(
+    session: Session, dest: Destination, schema: TableSchema, start: date, end: date
+) -> Reconciled:
+    """`schema`'s table over [start, end] for the session's accounts, lake against service:
+    first the range's totals (a request per account, a credit per currency and ad product),
+    then, for an account whose totals differ, day by day to name the days."""
+    evolved = dest.schemas.schema(schema)  # a widened column types the service's sums too
+    figures, by_day = measures(schema), grain(schema)
+    in_total = [key for key in by_day if key != "date"]
+    lake = lake_rows(dest, evolved, [a.id for a in session.accounts], start, end)
+    totals = await _answer(session, evolved, in_total, figures, (start, end), session.accounts)
+    found = differences(reported_sums(lake, in_total, figures).collect(), totals, in_total, figures)
+    if found.is_empty():
+        return Reconciled(schema.name, start, end, totals.height, found)
+    differing = set(found["account_id"])
+    accounts = [a for a in session.accounts if a.id in differing]
+    daily = await _answer(session, evolved, by_day, figures, (start, end), accounts)
+    held = reported_sums(lake.filter(pl.col("account_id").is_in(differing)), by_day, figures)
+    named = differences(held.collect(), daily, by_day, figures)
+    return Reconciled(
+        schema.name, start, end, totals.height + daily.height, found if named.is_empty() else named
+    )
+
+
+async def _answer(
+    session: Session,
+    schema: TableSchema,
+    keys: list[str],
+    figures: list[str],
+    days: tuple[date, date],
+    accounts: list[AccountRef],
+) -> pl.DataFrame:
+    """The service's sums per account and `keys` over `days` (`date` among the keys: daily),
+    in as many capped windows as the service asks, added up."""
+    typed_as = replace(
+        schema,
+        columns=tuple(
+            column if column.name in keys else replace(column, required=False)
+            for column in schema.columns
+            if column.name in keys or column.name in figures
+        ),
+    )
+    frames = [typed_as.concat([])]
+    for account in accounts:
+        async for _, page in windowed_pages(
+            session.client,
+            session.caps,
+            schema.resource,
+            *days,
+            granularity="daily" if "date" in keys else "total",
+            params=GROUPED,
+            account=account.header,
+        ):
+            frames.append(_typed(page, typed_as, account.id))
+    return reported_sums(pl.concat(frames).lazy(), keys, figures).collect()
+
+
+def _typed(page: Page, schema: TableSchema, account: str) -> pl.DataFrame:
+    """A page of grouped rows typed like the table's (money exact, in any shape the spec
+    allows); their entity fields are null and not read."""
+    where = f"{page.path} (group_by=account)"
+    now = datetime.now(UTC)
+    try:
+        return records_to_frame(
+            page.rows, schema, account_id=account, extracted_at=now, where=where
+        )
+    except InexactNumber:
+        rows = page.exact().rows
+        return records_to_frame(rows, schema, account_id=account, extracted_at=now, where=where)
+
+
+def lake_rows(
+    dest: Destination, schema: TableSchema, accounts: list[str], start: date, end: date
+) -> pl.LazyFrame:
+    """The lake's rows of `accounts` over [start, end] (only those days' files are opened)."""
+    data = dest.lake.dataset(schema.name, days=days_of(start, end))
+    if data is None:
+        return pl.LazyFrame(schema=schema.polars_schema)
+    rows = pl.scan_pyarrow_dataset(data).filter(pl.col("account_id").is_in(accounts))
+    return schema.conformed(rows)
+
+
+def reconcile_tables(
+    settings: Settings,
+    service: ServiceResource,
+    dest: Destination,
+    schemas: list[TableSchema],
+    days: tuple[date, date],
+    budget: CreditBudget,
+    packed: bool = False,
+) -> list[Reconciled | Exception]:
+    """Every table of `schemas` reconciled over `days` side by side, through one session; a
+    table the service could not answer for is its error, the others are compared."""
+
+    async def go() -> list[Reconciled | Exception]:
+        async with open_session(
+            settings,
+            max_in_flight=service.max_in_flight,
+            preset=service.sandbox_preset,
+            timeout=service.http_timeout(),
+            retry=service.retry_policy(),
+            packed=packed,
+            budget=budget,
+        ) as session:
+            return await asyncio.gather(
+                *(reconcile(session, dest, schema, *days) for schema in schemas),
+                return_exceptions=True,
+            )
+
+    return asyncio.run(go())
+
+
+def run_days(tags: Mapping[str, str], settings: Settings) -> tuple[date, date]:
+    """The days a run fetched: its partition range (or partition); a check run on its own,
+    the lookback days up to yesterday."""
+    if RANGE_START_TAG in tags and RANGE_END_TAG in tags:
+        return date.fromisoformat(tags[RANGE_START_TAG]), date.fromisoformat(tags[RANGE_END_TAG])
+    if "dagster/partition" in tags:
+        day = date.fromisoformat(tags["dagster/partition"])
+        return day, day
+    yesterday = settings.today - timedelta(days=1)
+    return yesterday - timedelta(days=settings.lookback_days - 1), yesterday
+
+
+def check_result(outcome: Reconciled) -> dg.AssetCheckResult:
+    """Passed when every figure agrees; else the differences, each naming its account, day,
+    currency (and ad product), measure and both figures."""
+    found = outcome.differences
+    lines = [_difference(row) for row in found.head(SHOWN).iter_rows(named=True)]
+    metadata: dict[str, object] = {
+        "days": f"{outcome.start}..{outcome.end}",
+        "groups_compared": outcome.groups,
+        "differences": found.height,
+    }
+    if lines:
+        metadata["first_differences"] = dg.MetadataValue.md("\n".join(f"- {x}" for x in lines))
+    return dg.AssetCheckResult(
+        asset_key=outcome.table,
+        check_name=RECONCILED_CHECK,
+        passed=not lines,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=metadata,
+        description=f"differs from the service: {lines[0]}" if lines else None,
+    )
+
+
+def not_reconciled(table: str, reason: object) -> dg.AssetCheckResult:
+    """A table the check could not compare: a warning, since its data is not known wrong."""
+    return dg.AssetCheckResult(
+        asset_key=table,
+        check_name=RECONCILED_CHECK,
+        passed=False,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"not reconciled: {reason}",
+    )
+
+
+def _difference(row: dict) -> str:
+    grain = ", ".join(str(row[k]) for k in GRAIN if k in row)
+    return f"{grain}: {row['measure']} lake {row[LAKE]}, service {row[SERVICE]}"
