@@ -61,7 +61,7 @@ def extraction_step(name: str, families: dict[str, Sequence[Source]]) -> dg.Asse
         dg.AssetSpec(
             o.schema.name,
             group_name=family,
-            kinds={"polars", "parquet"},
+            kinds={"deltalake", "parquet", "polars"},  # the lake's format, its files', our engine
             description=o.schema.description,
             metadata=table_metadata(o.schema),
             owners=OWNERS,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 TABLES = [o.schema for s in SOURCES for o in s.outputs]
 OWNERS = ["team:ads-warehouse"]
 MANIFEST: dict[str, Any] = orjson.loads(prepared_manifest().read_bytes())
+MANIFEST_PROJECT = MANIFEST["metadata"]["project_name"]
 
 
 def _name(unique_id: str) -> str:
@@ -118,18 +119,36 @@ def warehouse_marts(
     read = [f"{t.table}: {'all' if t.whole else t.days} days" for t in built.loaded if t.days]
     context.log.info(f"loaded from the lake: {'; '.join(read) or 'nothing changed'}")
     context.log.info("marts built by dbt" if built.by_dbt else "marts from dbt's compiled SQL")
-    yield from _reported(context, built.results)
+    yield from _reported(context, built.results, columns=built.columns)
+
+
+def column_schema(model: str, columns: list[tuple[str, str]]) -> dg.TableSchema:
+    """Every column of `model` as DuckDB holds it, with its description from the dbt docs:
+    the manifest alone names only the columns the project documents."""
+    node = MANIFEST["nodes"].get(f"model.{MANIFEST_PROJECT}.{model}", {})
+    described = {name: c["description"] for name, c in node.get("columns", {}).items()}
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(name, type=data_type, description=described.get(name) or None)
+            for name, data_type in columns
+        ]
+    )
 
 
 def _reported(
-    context: dg.AssetExecutionContext, results: "list[NodeResult]", only: type = object
+    context: dg.AssetExecutionContext,
+    results: "list[NodeResult]",
+    only: type = object,
+    columns: dict[str, list[tuple[str, str]]] | None = None,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """The build's node results as Dagster's: a model brought up to date (built by dbt, its
-    rows recomputed, or a view kept: it reads the new rows) is its asset materialized, a test
-    its asset check (named after the test); only what the run selected."""
+    rows recomputed, or a view kept: it reads the new rows) is its asset materialized, with
+    its columns, a test its asset check (named after the test); only what the run selected."""
     for result in results:
-        metadata = {"dbt status": result.status, "seconds": result.seconds}
+        metadata: dict[str, object] = {"dbt status": result.status, "seconds": result.seconds}
         if result.resource_type == "model":
+            if columns and result.name in columns:
+                metadata["dagster/column_schema"] = column_schema(result.name, columns[result.name])
             event = dg.MaterializeResult(asset_key=dg.AssetKey(result.name), metadata=metadata)
             selected = event.asset_key in context.selected_asset_keys
         else:

@@ -1,18 +1,21 @@
-"""One check per metrics table, after each run: the days it fetched, summed per account, day,
-currency and ad product from the lake, against the service's own answer at that grain
+"""One check per metrics table, after each run: the days it published, per account, summed
+per currency and ad product from the lake, against the service's own answer at that grain
 (`pipelines/reconcile.py`). A difference fails the check and is recorded in it, naming the
-day, currency and both figures; the run's data stays published."""
+day, currency and both figures; the run's data stays published. A run that published none of
+a table's days (the `reconcile` job) compares its partition range for every account."""
 
 from collections.abc import Iterator
 
 import dagster as dg
 
+from assets.dated import DATED
 from pipelines.client.credits import CreditBudgetError
 from pipelines.fanout import ACCOUNTS_TAG, for_run
 from pipelines.reconcile import (
     RECONCILED_CHECK,
     check_result,
     not_reconciled,
+    published_in_run,
     reconcile_tables,
     run_days,
 )
@@ -47,17 +50,18 @@ def reconciliation(
         for schema in schemas:
             yield not_reconciled(schema.name, "a rebuild from raw pages asks the service nothing")
         return
-    settings = for_run(service.settings(warehouse), context.run.tags)
+    settings = for_run(service.settings(warehouse), context.run.tags, DATED.node_def.name)
+    published = published_in_run(context.instance, context.run.run_id)
+    every_account = {run_days(context.run.tags, settings): None}
+    plans = {schema.name: published.get(schema.name) or every_account for schema in schemas}
     budget = run_budget(context, settings)
     spent_before = budget.spent
-    days = run_days(context.run.tags, settings)
     try:
         outcomes = reconcile_tables(
             settings,
             service,
             warehouse.destination(),
-            schemas,
-            days,
+            plans,
             budget,
             packed=ACCOUNTS_TAG in context.run.tags,
         )

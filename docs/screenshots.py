@@ -3,7 +3,8 @@
 Runs the demo in a scratch `ADWH_HOME`, starts `dagster dev` from the repository root on it,
 and drives headless Chromium (Debian's package, through Playwright) to the pages a newcomer
 opens: the asset graph down to the marts, a mart's lineage back to the table it reads, an
-asset with its columns and latest materialization, its contract check, and a mart's dbt tests.
+asset with its columns and latest materialization, its contract and reconciliation checks, a
+mart's columns (every one, typed, with the dbt docs' descriptions) and its dbt tests.
 Each page is checked for what it must show before it is captured, so a screenshot of an empty
 UI fails instead of landing in the docs.
 """
@@ -114,7 +115,18 @@ def main() -> int:
                     ["Columns", "impressions"],
                     "asset",
                 ),
-                capture(page, f"{base}/assets/campaign_metrics?view=checks", ["contract"], "check"),
+                capture(
+                    page,
+                    f"{base}/assets/campaign_metrics?view=checks",
+                    ["contract", "reconciled"],
+                    "check",
+                ),
+                capture(
+                    page,
+                    f"{base}/assets/mart_account_daily",
+                    ["Columns", "spend", "DECIMAL"],
+                    "mart-columns",
+                ),
                 capture(
                     page,
                     f"{base}/assets/mart_account_daily?view=checks",

@@ -27,7 +27,7 @@ from pipelines.session import Session, open_session
 from pipelines.settings import Settings
 from transforms.reconcile import LAKE, SERVICE, differences, reported_sums
 from transforms.records import InexactNumber, records_to_frame
-from warehouse.schemas import Kind, TableSchema
+from warehouse.schemas import TABLES, Kind, TableSchema
 from warehouse.spec import NOT_SUMMED_IN_GROUPS
 
 GRAIN = ("account_id", "date", "currency", "ad_product")
@@ -36,13 +36,18 @@ RECONCILED_CHECK = "reconciled"
 SHOWN = 20  # differences listed in a check's metadata; `differences` counts them all
 
 
+# The days to compare, each span with the accounts whose days they are (None: every account
+# the session reaches).
+Plan = dict[tuple[date, date], list[str] | None]
+
+
 @dataclass(frozen=True)
 class Reconciled:
-    """One table's comparison: how many groups the service answered, and what differs."""
+    """One table's comparison: the days compared, how many groups the service answered, and
+    what differs."""
 
     table: str
-    start: date
-    end: date
+    days: str
     groups: int
     differences: pl.DataFrame
 
@@ -61,27 +66,47 @@ def measures(schema: TableSchema) -> list[str]:
 
 
 async def reconcile(
-    session: Session, dest: Destination, schema: TableSchema, start: date, end: date
+    session: Session, dest: Destination, schema: TableSchema, plan: Plan
 ) -> Reconciled:
-    """`schema`'s table over [start, end] for the session's accounts, lake against service:
-    first the range's totals (a request per account, a credit per currency and ad product),
-    then, for an account whose totals differ, day by day to name the days."""
+    """`schema`'s table over each span of `plan` for its accounts, lake against service."""
+    groups, found, days = 0, [], []
+    for (start, end), ids in sorted(plan.items()):
+        accounts = [a for a in session.accounts if ids is None or a.id in ids]
+        if not accounts:
+            continue
+        answered, differing = await _reconcile_span(session, dest, schema, start, end, accounts)
+        groups += answered
+        found.append(differing)
+        days.append(f"{start}..{end} ({len(accounts)} account{'s' * (len(accounts) > 1)})")
+    differences_found = pl.concat(found, how="diagonal") if found else pl.DataFrame()
+    return Reconciled(schema.name, "; ".join(days) or "none", groups, differences_found)
+
+
+async def _reconcile_span(
+    session: Session,
+    dest: Destination,
+    schema: TableSchema,
+    start: date,
+    end: date,
+    accounts: list[AccountRef],
+) -> tuple[int, pl.DataFrame]:
+    """The groups the service answered and what differs, over [start, end]: first the span's
+    totals (a request per account, a credit per currency and ad product), then, for an account
+    whose totals differ, day by day to name the days."""
     evolved = dest.schemas.schema(schema)  # a widened column types the service's sums too
     figures, by_day = measures(schema), grain(schema)
     in_total = [key for key in by_day if key != "date"]
-    lake = lake_rows(dest, evolved, [a.id for a in session.accounts], start, end)
-    totals = await _answer(session, evolved, in_total, figures, (start, end), session.accounts)
+    lake = lake_rows(dest, evolved, [a.id for a in accounts], start, end)
+    totals = await _answer(session, evolved, in_total, figures, (start, end), accounts)
     found = differences(reported_sums(lake, in_total, figures).collect(), totals, in_total, figures)
     if found.is_empty():
-        return Reconciled(schema.name, start, end, totals.height, found)
+        return totals.height, found
     differing = set(found["account_id"])
-    accounts = [a for a in session.accounts if a.id in differing]
-    daily = await _answer(session, evolved, by_day, figures, (start, end), accounts)
+    retold = [a for a in accounts if a.id in differing]
+    daily = await _answer(session, evolved, by_day, figures, (start, end), retold)
     held = reported_sums(lake.filter(pl.col("account_id").is_in(differing)), by_day, figures)
     named = differences(held.collect(), daily, by_day, figures)
-    return Reconciled(
-        schema.name, start, end, totals.height + daily.height, found if named.is_empty() else named
-    )
+    return totals.height + daily.height, found if named.is_empty() else named
 
 
 async def _answer(
@@ -146,15 +171,14 @@ def reconcile_tables(
     settings: Settings,
     service: ServiceResource,
     dest: Destination,
-    schemas: list[TableSchema],
-    days: tuple[date, date],
+    plans: dict[str, Plan],
     budget: CreditBudget,
     packed: bool = False,
-) -> list[Reconciled | Exception]:
-    """Every table of `schemas` reconciled over `days` side by side, through one session; a
-    table the service could not answer for is its error, the others are compared."""
+) -> list[Reconciled | BaseException]:
+    """Every table of `plans` reconciled side by side, through one session; a table the
+    service could not answer for is its error, the others are compared."""
 
-    async def go() -> list[Reconciled | Exception]:
+    async def go() -> list[Reconciled | BaseException]:
         async with open_session(
             settings,
             max_in_flight=service.max_in_flight,
@@ -165,16 +189,36 @@ def reconcile_tables(
             budget=budget,
         ) as session:
             return await asyncio.gather(
-                *(reconcile(session, dest, schema, *days) for schema in schemas),
+                *(reconcile(session, dest, TABLES[name], plan) for name, plan in plans.items()),
                 return_exceptions=True,
             )
 
     return asyncio.run(go())
 
 
+def published_in_run(instance: dg.DagsterInstance, run_id: str) -> dict[str, Plan]:
+    """Per table, the days each account's rows were published by the run (the extraction's
+    `published_days`, on the range's last partition)."""
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION, limit=1_000_000
+    ).records
+    plans: dict[str, Plan] = {}
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        materialization = event.step_materialization_data.materialization if event else None
+        published = materialization.metadata.get("published_days") if materialization else None
+        if published is None:
+            continue
+        plan = plans.setdefault(materialization.asset_key.to_user_string(), {})
+        for span, accounts in published.value.items():
+            first, _, last = span.partition("..")
+            plan[date.fromisoformat(first), date.fromisoformat(last)] = list(accounts)
+    return plans
+
+
 def run_days(tags: Mapping[str, str], settings: Settings) -> tuple[date, date]:
-    """The days a run fetched: its partition range (or partition); a check run on its own,
-    the lookback days up to yesterday."""
+    """The days a run compares that published none (the `reconcile` job): its partition
+    range (or partition), else the lookback days up to yesterday."""
     if RANGE_START_TAG in tags and RANGE_END_TAG in tags:
         return date.fromisoformat(tags[RANGE_START_TAG]), date.fromisoformat(tags[RANGE_END_TAG])
     if "dagster/partition" in tags:
@@ -190,7 +234,7 @@ def check_result(outcome: Reconciled) -> dg.AssetCheckResult:
     found = outcome.differences
     lines = [_difference(row) for row in found.head(SHOWN).iter_rows(named=True)]
     metadata: dict[str, object] = {
-        "days": f"{outcome.start}..{outcome.end}",
+        "days": outcome.days,
         "groups_compared": outcome.groups,
         "differences": found.height,
     }

@@ -23,7 +23,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -118,6 +118,8 @@ class Built:
     results: list[NodeResult]
     by_dbt: bool
     vacuumed: int = 0
+    # Each table's and model's columns with their DuckDB types, in order.
+    columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def build_warehouse(
@@ -161,18 +163,33 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
             if quick is not None:
                 compiled.set_tested_since(con, compiled.first_day_read_again(con))
                 results = compiled.run(con, quick)
+                columns = _columns(con)
         if quick is None:
             results = build_marts(building, artifacts, home)
             with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
                 con.execute("CHECKPOINT")
+                columns = _columns(con)
         _swap_in(home, target, building)
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return Built(loaded, results, by_dbt=quick is None, vacuumed=vacuumed)
+        return Built(loaded, results, quick is None, vacuumed, columns)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """What the UI shows of each mart beside dbt's descriptions: every column and its type,
+    documented or not."""
+    rows = con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_catalog = current_database() ORDER BY table_name, ordinal_position"
+    ).fetchall()
+    columns: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in rows:
+        columns.setdefault(table, []).append((column, data_type))
+    return columns
 
 
 def _start_from_a_generation(home: Path, target: Path, building: Path) -> None:

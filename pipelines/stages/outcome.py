@@ -45,6 +45,15 @@ class TableOutcome:
             complete[account] = spans_of_days(d for d in days if d not in self.held_days)
         return complete
 
+    def published_days(self) -> dict[str, list[str]]:
+        """The accounts whose days the run made complete, by span (`first..last`): what the
+        reconciliation checks compare with the service."""
+        by_span: dict[str, list[str]] = {}
+        for account, spans in sorted(self.complete_spans().items()):
+            for first, last in spans:
+                by_span.setdefault(f"{first}..{last}", []).append(account)
+        return by_span
+
     def hold(self, day: date | None, message: str) -> None:
         """Keep a partition's previous state: something in it cannot be published."""
         self.held_back.append(message if day is None else f"{message} [partition {day}]")
@@ -74,6 +83,7 @@ class TableOutcome:
             "held_back": len(self.held_back),
             "rows_by_account": dict(sorted(self.rows_by_account.items())),  # JSON in the UI
             "failed_accounts": ", ".join(sorted(self.failed_accounts)) or "none",
+            **({"published_days": self.published_days()} if self.fetched else {}),
         }
 
 

@@ -15,6 +15,7 @@ import duckdb
 import pytest
 from dagster._core.instance.ref import InstanceRef
 
+from assets.marts import MANIFEST, MANIFEST_PROJECT
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS, defs
 from pipelines.resources import WarehouseResource
@@ -55,6 +56,25 @@ def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, tmp_path)
         assert materializations(instance, "campaigns")[0].asset_materialization.metadata["rows"]
     assert (ran / "dagster" / "events" / "event_log.db").exists()
     assert not list((tmp_path / ".tmp_dagster_home_ui").rglob("*.db"))  # nothing in Dagster's
+
+
+def test_each_mart_shows_every_column_with_its_type_and_the_dbt_description(ran, tmp_path):
+    """The manifest names only documented columns; the materialization carries every column
+    DuckDB holds, typed, described where the dbt docs describe it."""
+    with duckdb.connect(str(ran / "warehouse.duckdb"), read_only=True) as con:
+        held = con.sql(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'mart_account_daily' ORDER BY ordinal_position"
+        ).fetchall()
+    documented = MANIFEST["nodes"][f"model.{MANIFEST_PROJECT}.mart_account_daily"]["columns"]
+    with ui_instance(tmp_path) as instance:
+        (latest,) = materializations(instance, "mart_account_daily")
+    schema = latest.asset_materialization.metadata["dagster/column_schema"].value
+    assert [(c.name, c.type) for c in schema.columns] == held
+    assert len(held) > len(documented) > 0
+    for column in schema.columns:
+        expected = documented.get(column.name, {}).get("description") or None
+        assert column.description == expected, column.name
 
 
 def test_each_partition_reports_its_own_rows(ran, tmp_path):

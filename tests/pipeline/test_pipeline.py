@@ -326,22 +326,37 @@ def test_the_daily_job_turns_pending_economics_into_available(tmp_path, monkeypa
 
 
 def restate(service, monkeypatch: pytest.MonkeyPatch, day: str) -> None:
-    """The service restates `day`: every campaign's cost on it is now twice what it was."""
+    """The service restates `day`: every campaign's cost on it is now twice what it was, in
+    its daily rows and in the totals of any span holding it (the reconciliation asks those)."""
     original = service.handle
 
     def handle(method, path, query, headers):
         status, body, extra = original(method, path, query, headers)
-        if path == "/v1/campaign-metrics" and body and "data" in body:
-            rows = [
-                {**row, "cost": str(Decimal(row["cost"]) * 2)}
-                if row.get("date") == day and row.get("cost") is not None
-                else row
-                for row in body["data"]
-            ]
-            body = {**body, "data": rows}
-        return status, body, extra
+        if path != "/v1/campaign-metrics" or not body or "data" not in body:
+            return status, body, extra
+        asked = dict(query)
+        restated: dict[tuple, Decimal] = {}
+        total = asked.get("granularity", "total") == "total"
+        if total and asked["start_date"] <= day <= asked["end_date"]:
+            dated = [(k, v) for k, v in query if k not in ("start_date", "end_date", "offset")]
+            dated += [("start_date", day), ("end_date", day)]
+            _, same_day, _ = original(method, path, dated, headers)
+            restated = {_cost_key(r): Decimal(r["cost"]) for r in same_day["data"] if r["cost"]}
+        rows = [
+            {**row, "cost": str(Decimal(row["cost"]) * 2)}
+            if row.get("date") == day and row.get("cost") is not None
+            else {**row, "cost": str(Decimal(row["cost"]) + restated[_cost_key(row)])}
+            if _cost_key(row) in restated
+            else row
+            for row in body["data"]
+        ]
+        return status, {**body, "data": rows}, extra
 
     monkeypatch.setattr(service, "handle", handle)
+
+
+def _cost_key(row: dict) -> tuple:
+    return row.get("campaign"), row["currency"], row["ad_product"]
 
 
 def cost_on(home: Path, day: date) -> Decimal:
