@@ -23,7 +23,7 @@ from pipelines.client.windows import days_of
 from pipelines.destination import Destination
 from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipelines.resources import ServiceResource
-from pipelines.session import Session, open_session
+from pipelines.session import Session
 from pipelines.settings import Settings
 from transforms.reconcile import LAKE, SERVICE, differences, reported_sums
 from transforms.records import InexactNumber, records_to_frame
@@ -179,15 +179,7 @@ def reconcile_tables(
     service could not answer for is its error, the others are compared."""
 
     async def go() -> list[Reconciled | BaseException]:
-        async with open_session(
-            settings,
-            max_in_flight=service.max_in_flight,
-            preset=service.sandbox_preset,
-            timeout=service.http_timeout(),
-            retry=service.retry_policy(),
-            packed=packed,
-            budget=budget,
-        ) as session:
+        async with service.session(settings, packed=packed, budget=budget) as session:
             return await asyncio.gather(
                 *(reconcile(session, dest, TABLES[name], plan) for name, plan in plans.items()),
                 return_exceptions=True,

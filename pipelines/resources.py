@@ -4,11 +4,15 @@ Every field defaults to the contract's environment variable; set in Dagster conf
 The key is best given as `EnvVar("ADS_API_KEY")` so that run config never holds its value.
 """
 
+from contextlib import AbstractAsyncContextManager
+
 import dagster as dg
 import httpx
 
+from pipelines.client.credits import CreditBudget
 from pipelines.client.http import RetryPolicy
 from pipelines.destination import Destination
+from pipelines.session import Session, open_session
 from pipelines.settings import DEFAULT_PRESET, Settings, load_settings
 
 
@@ -68,6 +72,21 @@ class ServiceResource(dg.ConfigurableResource):
             attempts=self.retry_attempts,
             backoff_base=self.retry_backoff_seconds,
             backoff_max=self.retry_backoff_max_seconds,
+        )
+
+    def session(
+        self, settings: Settings, *, packed: bool = False, budget: CreditBudget | None = None
+    ) -> AbstractAsyncContextManager[Session]:
+        """A session to the service as this resource configures it (concurrency, timeouts,
+        retries), for `settings`' accounts; `packed` and `budget` as `open_session` takes them."""
+        return open_session(
+            settings,
+            max_in_flight=self.max_in_flight,
+            preset=self.sandbox_preset,
+            timeout=self.http_timeout(),
+            retry=self.retry_policy(),
+            packed=packed,
+            budget=budget,
         )
 
     def settings(self, warehouse: WarehouseResource) -> Settings:

@@ -21,7 +21,6 @@ from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
 from pipelines.progress import report
 from pipelines.resources import ServiceResource, WarehouseResource
-from pipelines.session import open_session
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
 from pipelines.stages.outcome import Outcomes, complete_spans
@@ -155,15 +154,8 @@ def _from_service(
     spent_before = budget.spent
 
     async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
-        async with open_session(
-            settings,
-            max_in_flight=service.max_in_flight,
-            preset=service.sandbox_preset,
-            timeout=service.http_timeout(),
-            retry=service.retry_policy(),
-            packed=ACCOUNTS_TAG in context.run.tags,
-            budget=budget,
-        ) as session:
+        packed = ACCOUNTS_TAG in context.run.tags
+        async with service.session(settings, packed=packed, budget=budget) as session:
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
             plan = (
