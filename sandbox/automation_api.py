@@ -43,11 +43,17 @@ def workflows(service: "SandboxService", ctx: "Context") -> dict:
     return cursor_page(records, ctx.query)
 
 
-def _workflow(ctx: "Context") -> int:
-    position = ctx.account.locate("workflows", ctx.params["id"])
+def _position(ctx: "Context", attribute: str, what: str) -> int:
+    """Where the record the path names is in the account's `attribute` list; 404 naming
+    `what` when the account has none of that id."""
+    position = ctx.account.locate(attribute, ctx.params["id"])
     if position is None:
-        raise not_found("workflow")
+        raise not_found(what)
     return position
+
+
+def _workflow(ctx: "Context") -> int:
+    return _position(ctx, "workflows", "workflow")
 
 
 def workflow(service: "SandboxService", ctx: "Context") -> dict:
@@ -100,10 +106,7 @@ def tasks(service: "SandboxService", ctx: "Context") -> dict:
 
 
 def task(service: "SandboxService", ctx: "Context") -> dict:
-    position = ctx.account.locate("tasks", ctx.params["id"])
-    if position is None:
-        raise not_found("task")
-    return ctx.account.tasks[position]
+    return ctx.account.tasks[_position(ctx, "tasks", "task")]
 
 
 def task_items(service: "SandboxService", ctx: "Context") -> dict:
@@ -113,10 +116,7 @@ def task_items(service: "SandboxService", ctx: "Context") -> dict:
 
 
 def task_item(service: "SandboxService", ctx: "Context") -> dict:
-    position = ctx.account.locate("task_items", ctx.params["id"])
-    if position is None:
-        raise not_found("task item")
-    return ctx.account.task_items[position]
+    return ctx.account.task_items[_position(ctx, "task_items", "task item")]
 
 
 def platform_changes(service: "SandboxService", ctx: "Context") -> dict:
