@@ -854,61 +854,64 @@ OPTIMIZATION_OTHER_CHANGES = TableSchema(
     "The optimizer's non-bid changes per day: harvested keywords, negatives, placement "
     "adjustments, blocked or quarantined targets.",
 )
-ADVERTISING_CHANGES = TableSchema(
+
+
+def change_log(name: str, resource: str, description: str, *columns: Column) -> TableSchema:
+    """A change log: one row per change (`id`), dated by the day of its `changed_at`."""
+    return TableSchema(
+        name,
+        resource,
+        Layout.DATED,
+        (
+            ACCOUNT_ID,
+            field("id", Kind.ID, required=True),
+            Column("date", Kind.DATE, (), required=True),
+            field("changed_at", Kind.TIMESTAMP, required=True),
+            *columns,
+            EXTRACTED_AT,
+        ),
+        ("account_id", "id"),
+        description,
+    )
+
+
+ADVERTISING_CHANGES = change_log(
     "advertising_changes",
     "advertising-changes",
-    Layout.DATED,
-    (
-        ACCOUNT_ID,
-        field("id", Kind.ID, required=True),
-        Column("date", Kind.DATE, (), required=True),
-        field("changed_at", Kind.TIMESTAMP, required=True),
-        field("entity_type", Kind.STRING),
-        field("entity_id", Kind.ID),
-        field("campaign", Kind.ID),
-        field("adgroup", Kind.ID),
-        *AD_PLACE,
-        field("field", Kind.STRING),
-        field("old_value", Kind.STRING),
-        field("new_value", Kind.STRING),
-        field("source", Kind.STRING),
-        field("actor", Kind.STRING),
-        field("result", Kind.STRING),
-        field("error", Kind.STRING),
-        field("correlation_id", Kind.STRING),
-        EXTRACTED_AT,
-    ),
-    ("account_id", "id"),
     "Every change sent to the marketplace, applied or failed, whatever its origin; "
     "`correlation_id` joins the optimizer's history. E-mail addresses in `actor` are stored as "
     "keyed pseudonyms (`person:…`), never in clear.",
+    field("entity_type", Kind.STRING),
+    field("entity_id", Kind.ID),
+    field("campaign", Kind.ID),
+    field("adgroup", Kind.ID),
+    *AD_PLACE,
+    field("field", Kind.STRING),
+    field("old_value", Kind.STRING),
+    field("new_value", Kind.STRING),
+    field("source", Kind.STRING),
+    field("actor", Kind.STRING),
+    field("result", Kind.STRING),
+    field("error", Kind.STRING),
+    field("correlation_id", Kind.STRING),
 )
 
-PLATFORM_CHANGES = TableSchema(
+PLATFORM_CHANGES = change_log(
     "platform_changes",
     "platform-changes",
-    Layout.DATED,
-    (
-        ACCOUNT_ID,
-        field("id", Kind.ID, required=True),
-        Column("date", Kind.DATE, (), required=True),
-        field("changed_at", Kind.TIMESTAMP, required=True),
-        field("connection", Kind.ID),
-        field("platform", Kind.STRING),
-        field("resource_type", Kind.STRING),
-        field("resource_id", Kind.STRING),
-        field("action", Kind.STRING),
-        field("field", Kind.STRING),
-        field("old_value", Kind.STRING),
-        field("new_value", Kind.STRING),
-        field("source", Kind.STRING),
-        field("actor", Kind.STRING),
-        EXTRACTED_AT,
-    ),
-    ("account_id", "id"),
     "Changes made in the connected online stores (the store change log), kept for as long as "
     "you keep the warehouse; the service forgets after 12 months. E-mail addresses are stored "
     "as keyed pseudonyms (`person:…`), never in clear.",
+    field("connection", Kind.ID),
+    field("platform", Kind.STRING),
+    field("resource_type", Kind.STRING),
+    field("resource_id", Kind.STRING),
+    field("action", Kind.STRING),
+    field("field", Kind.STRING),
+    field("old_value", Kind.STRING),
+    field("new_value", Kind.STRING),
+    field("source", Kind.STRING),
+    field("actor", Kind.STRING),
 )
 
 TABLES: dict[str, TableSchema] = {
