@@ -6,6 +6,7 @@ seen. Each becomes a column named in snake_case and typed from its values; a lat
 does not fit widens the column along a lattice that never loses a digit:
 
     BIGINT → DECIMAL → VARCHAR,  BIGINT → DOUBLE → VARCHAR,  DATE → TIMESTAMP → VARCHAR,
+    (BIGINT → DECIMAL only while DECIMAL holds the integers' whole digits)
     and any other mix → VARCHAR (the value's own text; objects as JSON).
 
 A field sent only as null so far is a column of NULLs, typed by its first value. Decimal strings
@@ -41,6 +42,7 @@ _DECIMAL = re.compile(
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$")
 _INT64 = 2**63
+_MONEY_WHOLE = 10 ** (MONEY_PRECISION - MONEY_SCALE)  # the first integer DECIMAL cannot hold
 _WIDER = {
     frozenset({Kind.COUNT, Kind.MONEY}): Kind.MONEY,
     frozenset({Kind.COUNT, Kind.NUMBER}): Kind.NUMBER,
@@ -96,7 +98,8 @@ def widen(held: Kind, new: Kind) -> Kind:
 
 def infer(values: list) -> Kind:
     """The kind of a field's values: NULL while every value is null (the service sent the
-    field, so it is a column; its first value will type it)."""
+    field, so it is a column; its first value will type it). Integers beside decimal strings
+    widen to DECIMAL only while the money type holds their whole digits; else to text."""
     kind = Kind.NULL
     for value in values:
         found = kind_of(value)
@@ -104,7 +107,13 @@ def infer(values: list) -> Kind:
             kind = widen(kind, found)
             if kind is Kind.STRING:
                 break
+    if kind is Kind.MONEY and any(_beyond_money(value) for value in values):
+        return Kind.STRING
     return kind
+
+
+def _beyond_money(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _MONEY_WHOLE
 
 
 def unknown_values(
