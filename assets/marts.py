@@ -123,8 +123,9 @@ def warehouse_marts(
 
 
 def column_schema(model: str, columns: list[tuple[str, str]]) -> dg.TableSchema:
-    """Every column of `model` as DuckDB holds it, with its description from the dbt docs:
-    the manifest alone names only the columns the project documents."""
+    """Every column of `model` as DuckDB holds it, with its description from the dbt docs: the
+    types come from DuckDB because the manifest has none, and a column the docs lost track of
+    still shows (tests/warehouse/test_marts.py keeps the docs and the models in step)."""
     node = MANIFEST["nodes"].get(f"model.{MANIFEST_PROJECT}.{model}", {})
     described = {name: c["description"] for name, c in node.get("columns", {}).items()}
     return dg.TableSchema(
