@@ -15,7 +15,8 @@ the current file whole (what every build did) grew with the warehouse: 670 MiB f
 still holds it open (DuckDB's lock says so): that reader keeps its file.
 
 The marts are built by dbt when its project changed since it last built the file, else from
-the SQL dbt compiled then, without dbt (`warehouse/compiled.py`).
+the SQL dbt compiled for the project, without dbt (`warehouse/compiled.py`); a new file is
+built without dbt too once any build on the machine has compiled the project.
 """
 
 import contextlib
@@ -34,7 +35,7 @@ from warehouse.compiled import NodeResult
 from warehouse.dbt_project import project_digest
 from warehouse.lake import Lake, sql_string
 from warehouse.load import Loaded, held_versions, refresh
-from warehouse.marts import build_marts, built_by
+from warehouse.marts import build_marts, built_by, record_built_by
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import TableSchema
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
@@ -156,16 +157,23 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
             loaded = refresh(con, lake, (log.schema(schema) for schema in tables), changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
-            # A table read again whole may have other columns: dbt recreates the views on it.
-            quick = None
-            if built_by(con) == digest and not any(table.whole for table in loaded):
-                quick = compiled.kept(home, digest)
-            if quick is not None:
-                compiled.set_tested_since(con, compiled.first_day_read_again(con))
-                results = compiled.run(con, quick)
+            quick = compiled.kept(digest)
+            # A file without models is built without dbt when the project's SQL is compiled;
+            # one another project built (or none we know of) is dbt's to rebuild.
+            project = built_by(con)
+            new = project is None and not _models_in(con, quick)
+            if quick is not None and (project == digest or new):
+                # A table read again whole may have other columns: its views are made again.
+                anew = new or any(table.whole for table in loaded)
+                since = compiled.EVERY_ROW if new else compiled.first_day_read_again(con)
+                compiled.set_tested_since(con, since)
+                results = compiled.run(con, quick, anew)
+                record_built_by(con, digest)
                 columns = _columns(con)
+            else:
+                quick = None
         if quick is None:
-            results = build_marts(building, artifacts, home)
+            results = build_marts(building, artifacts)
             with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
                 con.execute("CHECKPOINT")
                 columns = _columns(con)
@@ -177,6 +185,13 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
+
+
+def _models_in(con: duckdb.DuckDBPyConnection, nodes: list[compiled.CompiledNode] | None) -> bool:
+    """Whether the file holds any of the project's models (a table or a view)."""
+    names = [node.name for node in nodes or [] if node.resource_type == "model"]
+    query = "SELECT count(*) FROM information_schema.tables WHERE list_contains(?, table_name)"
+    return con.execute(query, [names]).fetchone()[0] > 0
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:

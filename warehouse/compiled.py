@@ -1,40 +1,49 @@
-"""The marts' SQL as dbt compiled it, kept in the warehouse and run there without dbt.
+"""The marts' SQL as dbt compiled it, kept with the project and run without dbt.
 
 dbt costs a build seconds whatever changed (its import, its classes' JSON schemas, 0.2-0.5 s a
-node for 52 nodes: bench/SPEED.md), while a daily build changes a few days of a few tables.
-When the project is the one dbt last built the file with, nothing dbt would do differs from what
-it did then but the data:
-- a view reads the new rows as it is, and needs no rebuild;
+node for 52 nodes: bench/SPEED.md), while a build changes a few days of a few tables, or, in a
+new warehouse, loads tables into a file that holds no model yet. When the project is the one
+dbt compiled, nothing dbt would do differs from what it did then but the data:
+- a view reads the new rows as it is, and needs no rebuild; it is created (with the comments
+  dbt's persist_docs writes) in a file that has none yet, and again when a table under it was
+  read again whole (its columns may have changed);
 - an incremental model deletes the rows it recomputes (its `meta.recomputes`, the same
   predicate as its pre-hook) and appends its incremental SELECT, as dbt's append strategy does;
+  in a file without it, the same SELECT creates it: every row of its sources was loaded by
+  this build, so the days it recomputes are all of them;
 - each test's SELECT of failing rows is counted over the rows of the days the build read again
-  (`adwh_tested_since()`, see `warehouse/dbt/macros/tested_rows.sql`), and one failing row
-  fails the build before the file is swapped in, as dbt's default test config does.
+  (`adwh_tested_since()`, see `warehouse/dbt/macros/tested_rows.sql`), every row in a new file,
+  and one failing row fails the build before the file is swapped in, as dbt's default test
+  config does.
 
-The SQL is dbt's own: the compiled code of every node of the last dbt build that ran each
-incremental model incrementally (a first or full-refresh build compiles their full SELECT),
-kept with the project's digest in `$ADWH_HOME/dbt/compiled.json`, for every generation of the
-file that this project built (`_dbt_project`). A project that changed, a table read again
-whole (its columns may have changed under the views), or a project this module cannot replay
-(a table model, a test with a threshold of its own) makes dbt build instead.
+The SQL is dbt's own: the compiled code of every node of the project's last dbt build, with the
+incremental models' incremental SELECT (dbt compiles it after a build that created them), kept
+with the project's digest beside its manifest (`warehouse/dbt/target/compiled.json`): every
+warehouse on the machine that this project builds shares it. A file another project built, or
+a project this module cannot replay (a table model, a test with a threshold of its own) makes
+dbt build instead.
 """
 
+import contextlib
 import os
 import threading
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import date
-from pathlib import Path
+from graphlib import TopologicalSorter
 from time import perf_counter
 from typing import Any
 
 import duckdb
 import orjson
 
-# Beside the builds' dbt artifacts (`$ADWH_HOME/dbt/<run id>`).
-COMPILED_FILE = Path("dbt") / "compiled.json"
+from warehouse.dbt_project import TARGET
+from warehouse.lake import sql_string
+
+# Beside the manifest: the project's, whichever warehouse it builds.
+COMPILED_FILE = TARGET / "compiled.json"
 TESTED_SINCE = "adwh_tested_since"
 EVERY_ROW = date(1, 1, 1)
 # What dbt's test materialization does by default; a test configured otherwise is left to dbt.
@@ -76,8 +85,8 @@ class MartError(RuntimeError):
 
 @dataclass(frozen=True)
 class CompiledNode:
-    """One node as dbt compiled it: a model (its relation, and for an incremental model the
-    rows it recomputes) or a test (the model it checks)."""
+    """One node as dbt compiled it: a model (its relation, the models it reads, its docs, and
+    for an incremental model the rows it recomputes) or a test (the model it checks)."""
 
     unique_id: str
     resource_type: str
@@ -86,6 +95,9 @@ class CompiledNode:
     relation: str | None
     recomputes: str | None
     sql: str
+    depends_on: list[str] = field(default_factory=list)
+    description: str = ""
+    columns: dict[str, str] = field(default_factory=dict)
 
 
 def set_tested_since(con: duckdb.DuckDBPyConnection, since: date | None) -> None:
@@ -104,19 +116,21 @@ def first_day_read_again(con: duckdb.DuckDBPyConnection) -> date | None:
     ).fetchone()[0]
 
 
-def replayable(nodes: Iterable[Any], incremental: bool) -> list[CompiledNode] | None:
-    """dbt's nodes (of a build's results, in the order it ran them) as SQL this module can run,
-    or None: a build that compiled an incremental model's full SELECT (`incremental` False), a
-    model materialized otherwise than as a view or an incremental model that names the rows it
-    recomputes, or a test with a configuration of its own."""
+def replayable(nodes: Iterable[Any], incremental_sql: dict[str, str]) -> list[CompiledNode] | None:
+    """dbt's nodes (of a build's results) as SQL this module can run, with each incremental
+    model's incremental SELECT (`incremental_sql`, by unique id), or None: a model materialized
+    otherwise than as a view or an incremental model that names the rows it recomputes, or a
+    test with a configuration of its own."""
     kept = []
     for node in nodes:
         config = node.config
         recomputes = None
+        sql = node.compiled_code
         if node.resource_type == "model":
             if config.materialized == "incremental":
                 recomputes = config.meta.get("recomputes")
-                if not incremental or not recomputes:
+                sql = incremental_sql.get(node.unique_id)
+                if not recomputes or sql is None:
                     return None
             elif config.materialized != "view":
                 return None
@@ -128,36 +142,41 @@ def replayable(nodes: Iterable[Any], incremental: bool) -> list[CompiledNode] | 
         else:
             continue
         attached = getattr(node, "attached_node", None)
+        model = node.resource_type == "model"
         kept.append(
             CompiledNode(
                 node.unique_id,
                 node.resource_type,
                 node.name,
                 attached.split(".")[-1] if attached else None,
-                node.relation_name if node.resource_type == "model" else None,
+                node.relation_name if model else None,
                 recomputes,
-                node.compiled_code,
+                sql,
+                list(node.depends_on.nodes) if model else [],
+                node.description if model else "",
+                {name: c.description for name, c in node.columns.items()} if model else {},
             )
         )
     return kept
 
 
-def keep(home: Path, digest: str, nodes: list[CompiledNode] | None) -> None:
-    """Replace what the home keeps of dbt's SQL: `nodes` for project `digest`, or nothing."""
-    path = home / COMPILED_FILE
-    if nodes is None:
-        path.unlink(missing_ok=True)
-        return
-    path.parent.mkdir(exist_ok=True)
-    written = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    written.write_bytes(orjson.dumps({"digest": digest, "nodes": [asdict(n) for n in nodes]}))
-    written.replace(path)
+def keep(digest: str, nodes: list[CompiledNode] | None) -> None:
+    """Replace what the project keeps of dbt's SQL: `nodes` for project `digest`, or nothing.
+    A project folder nobody may write (an installed package) keeps nothing: dbt builds."""
+    with contextlib.suppress(OSError):
+        if nodes is None:
+            COMPILED_FILE.unlink(missing_ok=True)
+            return
+        COMPILED_FILE.parent.mkdir(exist_ok=True)
+        written = COMPILED_FILE.with_name(f".{COMPILED_FILE.name}.{uuid.uuid4().hex}")
+        written.write_bytes(orjson.dumps({"digest": digest, "nodes": [asdict(n) for n in nodes]}))
+        written.replace(COMPILED_FILE)
 
 
-def kept(home: Path, digest: str) -> list[CompiledNode] | None:
+def kept(digest: str) -> list[CompiledNode] | None:
     """The SQL dbt compiled for project `digest`, or None (never kept, or another project's)."""
     try:
-        held = orjson.loads((home / COMPILED_FILE).read_bytes())
+        held = orjson.loads(COMPILED_FILE.read_bytes())
     except (FileNotFoundError, orjson.JSONDecodeError):
         return None
     if held.get("digest") != digest:
@@ -165,11 +184,17 @@ def kept(home: Path, digest: str) -> list[CompiledNode] | None:
     return [CompiledNode(**node) for node in held["nodes"]]
 
 
-def run(con: duckdb.DuckDBPyConnection, nodes: list[CompiledNode]) -> list[NodeResult]:
-    """Bring the incremental models up to the days read again, then run every test; raises
-    MartError naming every failed test. Nothing needs undoing then: the file being built is
-    discarded, the current one stays."""
-    results = [_model(con, node) for node in nodes if node.resource_type == "model"]
+def run(
+    con: duckdb.DuckDBPyConnection, nodes: list[CompiledNode], anew: bool = False
+) -> list[NodeResult]:
+    """Bring the models up to the days read again (`anew`: create the views again, and any
+    model the file lacks), then run every test; raises MartError naming every failed test.
+    Nothing needs undoing then: the file being built is discarded, the current one stays."""
+    models = {node.unique_id: node for node in nodes if node.resource_type == "model"}
+    order = TopologicalSorter(
+        {key: [d for d in node.depends_on if d in models] for key, node in models.items()}
+    ).static_order()
+    results = [_model(con, models[key], anew) for key in order]
     results += _tests(con, [node for node in nodes if node.resource_type == "test"])
     failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
     if failed:
@@ -177,14 +202,35 @@ def run(con: duckdb.DuckDBPyConnection, nodes: list[CompiledNode]) -> list[NodeR
     return results
 
 
-def _model(con: duckdb.DuckDBPyConnection, node: CompiledNode) -> NodeResult:
-    """An incremental model's rows of the days read again recomputed; a view kept."""
-    if node.recomputes is None:
-        return NodeResult(node.name, "model", None, "kept", 0.0)
+def _model(con: duckdb.DuckDBPyConnection, node: CompiledNode, anew: bool) -> NodeResult:
+    """An incremental model's rows of the days read again recomputed (the model created when
+    the file lacks it); a view kept, or created again with its comments (`anew`)."""
     started = perf_counter()
-    con.execute(f"DELETE FROM {node.relation} WHERE {node.recomputes}")
-    con.execute(f"INSERT INTO {node.relation} BY NAME ({node.sql})")
+    if node.recomputes is None:
+        if not anew:
+            return NodeResult(node.name, "model", None, "kept", 0.0)
+        con.execute(f"CREATE OR REPLACE VIEW {node.relation} AS ({node.sql})")
+        _comment(con, node, "VIEW")
+    elif _exists(con, node):
+        con.execute(f"DELETE FROM {node.relation} WHERE {node.recomputes}")
+        con.execute(f"INSERT INTO {node.relation} BY NAME ({node.sql})")
+    else:
+        con.execute(f"CREATE TABLE {node.relation} AS ({node.sql})")
+        _comment(con, node, "TABLE")
     return NodeResult(node.name, "model", None, "success", round(perf_counter() - started, 3))
+
+
+def _exists(con: duckdb.DuckDBPyConnection, node: CompiledNode) -> bool:
+    found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [node.name])
+    return found.fetchone()[0] > 0
+
+
+def _comment(con: duckdb.DuckDBPyConnection, node: CompiledNode, kind: str) -> None:
+    """What dbt's persist_docs writes: the model's description and its columns'."""
+    con.execute(f"COMMENT ON {kind} {node.relation} IS {sql_string(node.description)}")
+    for column, description in node.columns.items():
+        target = f'{node.relation}."{column}"'
+        con.execute(f"COMMENT ON COLUMN {target} IS {sql_string(description)}")
 
 
 def _tests(con: duckdb.DuckDBPyConnection, tests: list[CompiledNode]) -> list[NodeResult]:

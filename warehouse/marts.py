@@ -11,7 +11,7 @@ rows of other days were computed by the project as it was then: a build whose pr
 from the one that built the file (`_dbt_project`) recomputes them all (dbt's --full-refresh).
 
 dbt runs only when a build needs it (`warehouse/build.py` decides); its compiled SQL, kept
-here, serves the builds in between (`warehouse/compiled.py`).
+here, serves the other builds of the same project (`warehouse/compiled.py`).
 """
 
 import json
@@ -36,7 +36,7 @@ def built_by(con: duckdb.DuckDBPyConnection) -> str | None:
     return row[0] if row else None
 
 
-def _record_built_by(con: duckdb.DuckDBPyConnection, digest: str) -> None:
+def record_built_by(con: duckdb.DuckDBPyConnection, digest: str) -> None:
     con.execute(f"DELETE FROM {PROJECT_TABLE}")
     con.execute(f"INSERT INTO {PROJECT_TABLE} VALUES (?)", [digest])
 
@@ -71,11 +71,11 @@ def _parsed_project(building: Path) -> Any | None:
     return manifest if all(node.database == database for node in models) else None
 
 
-def build_marts(building: Path, artifacts: Path, home: Path) -> list[NodeResult]:
+def build_marts(building: Path, artifacts: Path) -> list[NodeResult]:
     """Build and test every model in the DuckDB file `building` with dbt, every row tested;
     dbt's artifacts and log go to `artifacts`. Returns the node results; raises MartError
-    naming what failed. Keeps dbt's compiled SQL in `home` when quick builds can run it
-    (`warehouse/compiled.py`).
+    naming what failed. Keeps dbt's compiled SQL with the project when builds without dbt can
+    run it (`warehouse/compiled.py`).
 
     Both paths are made absolute: dbt reads a relative one against its project folder, and
     `ADWH_HOME` is relative by default (`data`)."""
@@ -86,33 +86,57 @@ def build_marts(building: Path, artifacts: Path, home: Path) -> list[NodeResult]
         full_refresh = built_by(con) != digest
         before = _tables(con)
         compiled.set_tested_since(con, EVERY_ROW)
-    # The results come back in process; dbt's JSON artifacts (a manifest written twice, the
-    # run results) would cost ~0.5 s a build, for a folder removed when the build succeeds.
-    # When it fails, dbt.log stays, and the error names every failed node.
-    args = ["--vars", json.dumps({"warehouse_file": str(building)}), "--no-write-json"]
+    project = _parsed_project(building)
+    build = ["build", *_arguments(building, artifacts)]
     if full_refresh:
-        args.append("--full-refresh")
-    outcome = invoke(
-        ["build", *args, "--target-path", str(artifacts), "--log-path", str(artifacts)],
-        _parsed_project(building),
-    )
-    _release_the_file()
-    ran = list(outcome.result or [])
-    results = [_result(result) for result in ran]
-    failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
+        build.append("--full-refresh")
+    incremental_sql: dict[str, str] = {}
+    try:
+        outcome = invoke(build, project)
+        ran = list(outcome.result or [])
+        results = [_result(result) for result in ran]
+        failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
+        if outcome.exception is None and not failed:
+            incremental = {
+                r.node.unique_id: r.node for r in ran if r.node.config.materialized == "incremental"
+            }
+            if not full_refresh and {n.name for n in incremental.values()} <= before:
+                incremental_sql = {key: node.compiled_code for key, node in incremental.items()}
+            elif incremental:  # it created them: compiled again now that they exist
+                incremental_sql = _compiled_incrementally(building, artifacts, project, incremental)
+    finally:
+        _release_the_file()
     if outcome.exception is not None or failed:
         reason = outcome.exception or "; ".join(failed)
         raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
-    incremental = [r.node.name for r in ran if r.node.config.materialized == "incremental"]
-    ran_incrementally = not full_refresh and set(incremental) <= before
     with duckdb.connect(str(building)) as con:
-        _record_built_by(con, digest)
-    replayable = compiled.replayable((r.node for r in ran), ran_incrementally)
-    # A generation's first build created the incremental model rather than appending to it:
-    # what the other generation's build kept for this project stays.
-    if replayable is not None or full_refresh:
-        compiled.keep(home, digest, replayable)
+        record_built_by(con, digest)
+    compiled.keep(digest, compiled.replayable((r.node for r in ran), incremental_sql))
     return results
+
+
+def _arguments(building: Path, artifacts: Path) -> list[str]:
+    """What every dbt command of a build is told: the file, where its log goes, and no JSON
+    artifacts. The results come back in process; dbt's JSON (a manifest written twice, the run
+    results) would cost ~0.5 s a build, for a folder removed when the build succeeds. When it
+    fails, dbt.log stays, and the error names every failed node."""
+    return [
+        *("--vars", json.dumps({"warehouse_file": str(building)}), "--no-write-json"),
+        *("--target-path", str(artifacts), "--log-path", str(artifacts)),
+    ]
+
+
+def _compiled_incrementally(
+    building: Path, artifacts: Path, project: Any | None, models: dict[str, Any]
+) -> dict[str, str]:
+    """The incremental SELECT of `models`, which the build just created (dbt compiles
+    `is_incremental()` true once the relation exists): what a later build runs without dbt."""
+    selected = ["--select", *(node.name for node in models.values())]
+    # Quiet: `compile --select` prints the SQL it compiled otherwise (dbt.log keeps it all).
+    selected += ["--log-level", "none"]
+    outcome = invoke(["compile", *_arguments(building, artifacts), *selected], project)
+    nodes = [result.node for result in outcome.result or [] if result.node.unique_id in models]
+    return {node.unique_id: node.compiled_code for node in nodes}
 
 
 def _result(result: Any) -> NodeResult:

@@ -14,12 +14,11 @@ import duckdb
 import pytest
 
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
-from tests.warehouse.test_marts import a_row_without_account
+from tests.warehouse.test_marts import a_row_without_account, as_another_projects
 from tests.warehouse.test_warehouse_load import contents, from_nothing
 from warehouse.build import PREVIOUS_FILE, STORAGE_TAG, WAREHOUSE_FILE, build_warehouse
 from warehouse.compiled import MartError
 from warehouse.lake import Lake
-from warehouse.marts import PROJECT_TABLE
 from warehouse.schemas import TABLES
 
 ACCOUNTS = ("a", "b")
@@ -28,17 +27,18 @@ NEXT_DAYS = days(3, D1 + timedelta(5))
 
 @pytest.fixture(scope="module")
 def built_twice(tmp_path_factory) -> Path:
-    """A lake of five days and a home built twice by dbt: the second build ran the incremental
-    model incrementally, so its SQL is kept and the next builds run without dbt."""
+    """A lake of five days and a home built twice: both generations of the file hold the
+    models, and the project's compiled SQL is kept (by the first dbt build on the machine),
+    so the next builds run without dbt."""
     root = tmp_path_factory.mktemp("generations")
     lake, home = Lake(root / "lake"), root / "home"
     home.mkdir()
     for account in ACCOUNTS:
         lake.publish(CAMPAIGN_METRICS, metrics(account, days(5)), days(5), [account])
-    assert build_warehouse(home, lake, TABLES.values()).by_dbt
+    build_warehouse(home, lake, TABLES.values())
     third = days(5)[2:3]
     lake.publish(CAMPAIGN_METRICS, metrics("a", third, clicks=2), third, ["a"])
-    assert build_warehouse(home, lake, TABLES.values()).by_dbt
+    build_warehouse(home, lake, TABLES.values())
     return root
 
 
@@ -69,8 +69,8 @@ BUILD_AND_LIST_DBT = textwrap.dedent(
     from warehouse.build import build_warehouse
     from warehouse.lake import Lake
     from warehouse.schemas import TABLES
-    root = Path(sys.argv[1])
-    built = build_warehouse(root / "home", Lake(root / "lake"), TABLES.values())
+    home, lake = map(Path, sys.argv[1:3])
+    built = build_warehouse(home, Lake(lake), TABLES.values())
     print(built.by_dbt, sorted(m for m in sys.modules if m == "dbt" or m.startswith("dbt.")))
     """
 )
@@ -82,7 +82,7 @@ def test_an_unchanged_project_builds_the_marts_without_dbt_equal_to_a_build_from
     for day in NEXT_DAYS:
         a_day(root, day)
         done = subprocess.run(
-            [sys.executable, "-c", BUILD_AND_LIST_DBT, str(root)],
+            [sys.executable, "-c", BUILD_AND_LIST_DBT, str(root / "home"), str(root / "lake")],
             capture_output=True,
             text=True,
             check=True,
@@ -92,6 +92,39 @@ def test_an_unchanged_project_builds_the_marts_without_dbt_equal_to_a_build_from
     with duckdb.connect(str(root / "home" / WAREHOUSE_FILE), read_only=True) as con:
         got = con.sql("SELECT sum(clicks) FROM mart_account_daily WHERE account_id = 'a'")
         assert got.fetchall() == [(2 * (2 + 4 * 1 + 3 * 3),)]  # two currencies a day
+
+
+def catalog(home: Path) -> list[tuple]:
+    """Every table, view and column of the warehouse with its type and comment."""
+    with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
+        return con.sql(
+            "SELECT table_name, column_name, data_type, comment, "
+            "(SELECT comment FROM duckdb_tables() t WHERE t.table_name = c.table_name "
+            " UNION ALL "
+            " SELECT comment FROM duckdb_views() v WHERE v.view_name = c.table_name) "
+            "FROM duckdb_columns() c WHERE NOT internal ORDER BY table_name, column_index"
+        ).fetchall()
+
+
+def test_a_new_warehouse_is_built_without_dbt_from_the_projects_sql_as_dbt_builds_it(
+    root, tmp_path
+):
+    """A build by dbt (the file marked as another project's: every model built again) keeps
+    the project's SQL: a new home's first build runs it, imports no dbt, and gives the same
+    tables, views, columns, types, comments and rows."""
+    as_another_projects(root / "home")
+    assert build(root).by_dbt
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD_AND_LIST_DBT, str(fresh), str(root / "lake")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "[]"], done.stderr
+    assert catalog(fresh) == catalog(root / "home")
+    assert contents(fresh) == contents(root / "home")
 
 
 def test_a_failing_test_without_dbt_keeps_the_warehouse_and_names_the_test(root):
@@ -114,7 +147,7 @@ def test_tests_without_dbt_read_the_days_read_again_and_dbt_reads_every_day(root
     in_every_generation(home, f"UPDATE campaign_metrics SET account_id = NULL WHERE date = '{D1}'")
     a_day(root, NEXT_DAYS[0])
     assert not build(root).by_dbt
-    in_every_generation(home, f"UPDATE {PROJECT_TABLE} SET digest = 'an older project'")
+    as_another_projects(home)
     with pytest.raises(MartError, match=r"dbt build.*not_null_mart_account_daily_account_id"):
         build(root)
 
@@ -203,6 +236,6 @@ def test_a_warehouse_in_duckdbs_newest_format_is_written_anew_in_the_older_one(
     else:
         (home / PREVIOUS_FILE).unlink()
     a_day(root, NEXT_DAYS[0])
-    assert build(root).by_dbt  # written anew: dbt builds every model
+    assert not build(root).by_dbt  # written anew, from the project's compiled SQL
     assert storage_tag(home / WAREHOUSE_FILE) == STORAGE_TAG
     assert contents(home) == from_nothing(Lake(root / "lake"), tmp_path)
