@@ -226,11 +226,15 @@ def _exists(con: duckdb.DuckDBPyConnection, node: CompiledNode) -> bool:
 
 
 def _comment(con: duckdb.DuckDBPyConnection, node: CompiledNode, kind: str) -> None:
-    """What dbt's persist_docs writes: the model's description and its columns'."""
+    """What dbt's persist_docs writes: the model's description and its columns' (those the
+    relation has: dbt-duckdb skips a documented column the model no longer selects)."""
     con.execute(f"COMMENT ON {kind} {node.relation} IS {sql_string(node.description)}")
+    query = "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+    held = {row[0] for row in con.execute(query, [node.name]).fetchall()}
     for column, description in node.columns.items():
-        target = f'{node.relation}."{column}"'
-        con.execute(f"COMMENT ON COLUMN {target} IS {sql_string(description)}")
+        if column in held:
+            target = f'{node.relation}."{column}"'
+            con.execute(f"COMMENT ON COLUMN {target} IS {sql_string(description)}")
 
 
 def _tests(con: duckdb.DuckDBPyConnection, tests: list[CompiledNode]) -> list[NodeResult]:
