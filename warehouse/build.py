@@ -157,22 +157,22 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
             loaded = refresh(con, lake, (log.schema(schema) for schema in tables), changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
-            quick = compiled.kept(digest)
+            nodes = compiled.kept(digest)
             # A file without models is built without dbt when the project's SQL is compiled;
             # one another project built (or none we know of) is dbt's to rebuild.
             project = built_by(con)
-            new = project is None and not _models_in(con, quick)
-            if quick is not None and (project == digest or new):
+            new = project is None and not compiled.held_models(con, nodes or [])
+            by_dbt = nodes is None or not (project == digest or new)
+            if not by_dbt:
                 # A table read again whole may have other columns: its views are made again.
                 anew = new or any(table.whole for table in loaded)
                 since = compiled.EVERY_ROW if new else compiled.first_day_read_again(con)
                 compiled.set_tested_since(con, since)
-                results = compiled.run(con, quick, anew)
-                record_built_by(con, digest)
+                results = compiled.run(con, nodes, anew)
+                if new:
+                    record_built_by(con, digest)
                 columns = _columns(con)
-            else:
-                quick = None
-        if quick is None:
+        if by_dbt:
             results = build_marts(building, artifacts)
             with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
                 con.execute("CHECKPOINT")
@@ -181,17 +181,10 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return Built(loaded, results, quick is None, vacuumed, columns)
+        return Built(loaded, results, by_dbt, vacuumed, columns)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
-
-
-def _models_in(con: duckdb.DuckDBPyConnection, nodes: list[compiled.CompiledNode] | None) -> bool:
-    """Whether the file holds any of the project's models (a table or a view)."""
-    names = [node.name for node in nodes or [] if node.resource_type == "model"]
-    query = "SELECT count(*) FROM information_schema.tables WHERE list_contains(?, table_name)"
-    return con.execute(query, [names]).fetchone()[0] > 0
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:

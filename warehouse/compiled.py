@@ -211,7 +211,7 @@ def _model(con: duckdb.DuckDBPyConnection, node: CompiledNode, anew: bool) -> No
             return NodeResult(node.name, "model", None, "kept", 0.0)
         con.execute(f"CREATE OR REPLACE VIEW {node.relation} AS ({node.sql})")
         _comment(con, node, "VIEW")
-    elif _exists(con, node):
+    elif held_models(con, [node]):
         con.execute(f"DELETE FROM {node.relation} WHERE {node.recomputes}")
         con.execute(f"INSERT INTO {node.relation} BY NAME ({node.sql})")
     else:
@@ -220,9 +220,11 @@ def _model(con: duckdb.DuckDBPyConnection, node: CompiledNode, anew: bool) -> No
     return NodeResult(node.name, "model", None, "success", round(perf_counter() - started, 3))
 
 
-def _exists(con: duckdb.DuckDBPyConnection, node: CompiledNode) -> bool:
-    found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [node.name])
-    return found.fetchone()[0] > 0
+def held_models(con: duckdb.DuckDBPyConnection, nodes: Iterable[CompiledNode]) -> set[str]:
+    """The models among `nodes` that the file holds (as a table or a view)."""
+    names = [node.name for node in nodes if node.resource_type == "model"]
+    query = "SELECT table_name FROM information_schema.tables WHERE list_contains(?, table_name)"
+    return {row[0] for row in con.execute(query, [names]).fetchall()}
 
 
 def _comment(con: duckdb.DuckDBPyConnection, node: CompiledNode, kind: str) -> None:

@@ -131,10 +131,12 @@ def _compiled_incrementally(
 ) -> dict[str, str]:
     """The incremental SELECT of `models`, which the build just created (dbt compiles
     `is_incremental()` true once the relation exists): what a later build runs without dbt."""
-    selected = ["--select", *(node.name for node in models.values())]
-    # Quiet: `compile --select` prints the SQL it compiled otherwise (dbt.log keeps it all).
-    selected += ["--log-level", "none"]
-    outcome = invoke(["compile", *_arguments(building, artifacts), *selected], project)
+    names = [node.name for node in models.values()]
+    # `--log-level none`: `compile --select` prints the SQL it compiled (dbt.log keeps it all).
+    quiet = ["--log-level", "none"]
+    outcome = invoke(
+        ["compile", *_arguments(building, artifacts), "--select", *names, *quiet], project
+    )
     nodes = [result.node for result in outcome.result or [] if result.node.unique_id in models]
     return {node.unique_id: node.compiled_code for node in nodes}
 
