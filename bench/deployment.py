@@ -54,8 +54,13 @@ def fresh_database(server: str) -> Iterator[str]:
         admin.dispose()
 
 
-# PgBouncer, where the machine has it (Debian's package puts it in /usr/sbin).
-PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
+def installed(program: str) -> str | None:
+    """Where the machine has `program`: on PATH, or in /usr/sbin where Debian puts daemons
+    (PgBouncer) that a user's PATH may not hold."""
+    return shutil.which(program) or shutil.which(program, path="/usr/sbin")
+
+
+PGBOUNCER = installed("pgbouncer")
 
 
 @contextmanager

@@ -1,9 +1,8 @@
 """The deployment's login (deploy/proxy/Caddyfile), run for real: the machine's Caddy in front
 of a real Dagster webserver, over TLS from Caddy's own authority. Skipped, with the reason, on
-a machine without Caddy (`apt-get install caddy`), unless ADWH_REQUIRE_POSTGRES marks CI."""
+a machine without Caddy (the `caddy` fixture), unless ADWH_REQUIRE_POSTGRES marks CI."""
 
 import os
-import shutil
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -16,7 +15,6 @@ import pytest
 
 from bench.deployment import BIN, ROOT, free_port, listening, wait_until
 
-CADDY = shutil.which("caddy")
 CADDYFILE = str(ROOT / "deploy" / "proxy" / "Caddyfile")
 USER, PASSWORD = "alice", "correct horse battery staple"
 GRAPHQL = {"query": "{ version }"}
@@ -43,18 +41,6 @@ def started(command: list[str], env: dict[str, str], logs: Path) -> Iterator[int
     finally:
         process.terminate()
         process.wait(30)
-
-
-@pytest.fixture(scope="module")
-def caddy() -> str:
-    """The machine's Caddy, or a skip with the reason (a failure in CI, where every deployment
-    test runs)."""
-    if CADDY is None:
-        reason = "no caddy on this machine for the login tests (apt-get install caddy)"
-        if os.environ.get("ADWH_REQUIRE_POSTGRES"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return CADDY
 
 
 @pytest.fixture(scope="module")
