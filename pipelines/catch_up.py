@@ -28,8 +28,10 @@ from warehouse.schemas import SELLER_PRODUCT_METRICS
 # (`adwh backfill`). Ninety days: the optimization history's retention, so every source can
 # still answer for the whole of it.
 CATCH_UP_HORIZON_DAYS = 90
-# How far back the daily job looks for seller economics still pending; older ones stay
-# `missing` (spec 2.9 gives them 72 hours).
+# How far back from an account's newest seller day the daily job looks for economics still
+# pending. A row is `pending` only within 72 hours of the run that fetched it (spec 2.9), and
+# every later run reads the lookback again, so pending rows sit near the newest day fetched,
+# however long ago that was; the horizon bounds the partitions read, not the age caught up.
 PENDING_HORIZON_DAYS = 31
 # Tag of a run that fetches each account from its own first day (the daily job's runs).
 CATCH_UP_TAG = "adwh/catch-up"
@@ -63,10 +65,12 @@ def plan_daily(
     the settings' day, lookback and first day."""
     accounts = sorted(accounts)
     seed_coverage(lake)
-    horizon = settings.today - timedelta(days=PENDING_HORIZON_DAYS)
-    pending = lake.earliest_by_account(SELLER_PRODUCT_METRICS.name, PENDING, horizon)
+    coverage = read_coverage(lake, accounts)
+    pending = lake.earliest_by_account(
+        SELLER_PRODUCT_METRICS.name, PENDING, pending_since(coverage, settings.today)
+    )
     return daily_starts(
-        read_coverage(lake, accounts),
+        coverage,
         pending,
         accounts,
         settings.today,
@@ -74,6 +78,18 @@ def plan_daily(
         settings.first_day,
         sources,
     )
+
+
+def pending_since(coverage: Spans, today: date) -> date:
+    """The first day pending economics are looked for: PENDING_HORIZON_DAYS before the oldest
+    of the accounts' newest seller days (today's, when none is held). A daily job that runs
+    40 days late still finds the rows the last run left pending, and asks for them again."""
+    newest = [
+        spans[-1][1]
+        for (_, table), spans in coverage.items()
+        if table == SELLER_PRODUCT_METRICS.name
+    ]
+    return min([today, *newest]) - timedelta(days=PENDING_HORIZON_DAYS)
 
 
 def daily_starts(

@@ -134,12 +134,11 @@ def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date
     yesterday: the run then fetches each account from its own first day."""
     from pipelines.catch_up import plan_daily
     from pipelines.destination import Destination
-    from pipelines.fanout import account_ids
     from pipelines.sources import SOURCES
 
     plan = plan_daily(
         Destination.of(settings).lake,
-        account_ids(settings),
+        check_service(settings),
         settings,
         [s for s in SOURCES if not tables or any(o.schema.name in tables for o in s.outputs)],
     )
@@ -168,23 +167,25 @@ def check_retention(today: date, end: date, tables: tuple[str, ...]) -> None:
             )
 
 
-def check_service(settings: Settings) -> None:
-    """Before anything is written: the sandbox plug-in must be installed when no service is
-    set, and when `ADS_ACCOUNT_IDS` names accounts, the key must reach them. A typo fails here
-    in one line, leaving `$ADWH_HOME` as it was, instead of in every asset of the run."""
+def check_service(settings: Settings) -> list[str]:
+    """Before a run is started: the sandbox plug-in must be installed when no service is set,
+    the service must answer, the key must be accepted and reach the accounts `ADS_ACCOUNT_IDS`
+    names. A refused key, a wrong address or a typo fails here in one line, leaving
+    `$ADWH_HOME` as it was, instead of in every asset of a run that could not start its work
+    (whose planned partitions Dagster would then show failed). The session is opened as the
+    run's `service` resource is configured (its retries and timeouts); returns the accounts
+    the run extracts."""
+    from pipelines.execute import configured_service
     from pipelines.plugin import load_plugin
-    from pipelines.session import open_session
 
     if settings.uses_sandbox:
         load_plugin(settings.sandbox)
-    if not settings.account_ids:
-        return
 
-    async def go() -> None:
-        async with open_session(settings):
-            pass
+    async def go() -> list[str]:
+        async with configured_service().session(settings) as session:
+            return [account.id for account in session.accounts]
 
-    asyncio.run(go())
+    return asyncio.run(go())
 
 
 def writable_home(home: Path) -> Path:
@@ -220,6 +221,7 @@ def command_run(
         raise UsageError(str(error)) from None
     if not from_raw:
         check_retention(settings.today, end, tables)
+    if not from_raw and not catch_up:  # the daily range was planned through the same check
         check_service(settings)
     destination = Destination.of(settings)  # a secret's pseudonym key, checked
     home = writable_home(settings.home)

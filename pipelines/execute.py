@@ -16,6 +16,7 @@ from pipelines.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
 from pipelines.destination import Destination
 from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
+from pipelines.resources import ServiceResource
 from pipelines.runner import CREDITS_TAG
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
@@ -24,9 +25,16 @@ from pipelines.sources import SOURCES
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 OUTCOME_EVENTS = {
     dg.DagsterEventType.ASSET_MATERIALIZATION,
+    dg.DagsterEventType.ASSET_OBSERVATION,
     dg.DagsterEventType.ASSET_CHECK_EVALUATION,
     dg.DagsterEventType.STEP_FAILURE,
 }
+# What a table's line is read from: materialized, or observed where it was published for
+# some accounts only (`pipelines/runner.py`).
+TABLE_EVENTS = {dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION}
+WAREHOUSE_KEYS = {key.to_user_string() for asset in WAREHOUSE_ASSETS for key in asset.keys}
+# The run a warehouse build follows, when a run's extraction failed in part.
+AFTER_TAG = "adwh/after"
 # `rows` is each partition's own, summed over the run's partitions; the run's own figures are
 # on one partition (`pipelines/runner.py`), and a partition's own `held_back` comes first.
 SUMMED = ("rows",)
@@ -47,6 +55,12 @@ class RunSummary:
     failure: str | None = None
     credits: int = 0  # what the run's reads cost, all steps together
     max_credits: int | None = None
+
+
+def configured_service() -> ServiceResource:
+    """The `service` resource as the runs this module launches configure it: what the CLI
+    checks before a run is the service the run will reach, with the same retries."""
+    return ServiceResource(**QUIET.get("resources", {}).get("service", {}).get("config", {}))
 
 
 def _error_line(error: object) -> str:
@@ -80,19 +94,20 @@ def _failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
 
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
     """Fill `summary` from the run's record: per table, the partitions' rows summed and the
-    run's own figures; the first failed step or failed check (contract or dbt test) is the
-    failure."""
+    run's own figures; the failed steps, else the first failed check (contract or dbt test),
+    are the failure."""
     records = instance.get_records_for_run(run_id, of_type=OUTCOME_EVENTS, limit=1_000_000)
     lines: dict[str, TableLine] = {}
-    failure = None
+    failure, failed_steps = None, []
     for record in records.records:
         event = record.event_log_entry.dagster_event
         if event is None:
             continue
-        if event.event_type is dg.DagsterEventType.ASSET_MATERIALIZATION:
-            materialization = event.step_materialization_data.materialization
-            key = materialization.asset_key.to_user_string()
-            metadata = {k: _value(v) for k, v in materialization.metadata.items()}
+        if event.event_type in TABLE_EVENTS:
+            entry = record.event_log_entry
+            reported = entry.asset_materialization or entry.asset_observation
+            key = reported.asset_key.to_user_string()
+            metadata = {k: _value(v) for k, v in reported.metadata.items()}
             line = lines.get(key)
             if line is None:
                 lines[key] = TableLine(key, metadata)
@@ -103,14 +118,15 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
                 else:
                     line.metadata.setdefault(name, value)
         elif event.event_type is dg.DagsterEventType.STEP_FAILURE:
-            failure = failure or _error_line(event.step_failure_data.error)
+            failed_steps.append(_error_line(event.step_failure_data.error))
         else:
             evaluation = event.event_specific_data
             failed = not evaluation.passed and evaluation.severity is dg.AssetCheckSeverity.ERROR
             if failed and failure is None:
                 failure = _failed_check(evaluation)
     summary.tables = list(lines.values())
-    summary.failure = failure
+    # Every failed step, in one line: each names its own sources and accounts.
+    summary.failure = "; ".join(dict.fromkeys(failed_steps)) or failure
 
 
 def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
@@ -162,4 +178,29 @@ def run_pipeline(
         read_outcome(instance, result.run_id, summary)
         run = instance.get_run_by_id(result.run_id)
         summary.credits = int(run.tags.get(CREDITS_TAG, 0)) if run else 0
+        if not result.success and _published_without_warehouse(summary):
+            _build_after(instance, summary, command)
     return summary
+
+
+def _published_without_warehouse(summary: RunSummary) -> bool:
+    """The run published tables but failed before its warehouse step: Dagster skips every
+    step after a failed one, so the tables of the sources that did not fail are in the lake
+    and not yet in the warehouse."""
+    built = {line.table for line in summary.tables} & WAREHOUSE_KEYS
+    return bool(summary.tables) and not built
+
+
+def _build_after(instance: dg.DagsterInstance, summary: RunSummary, command: str) -> None:
+    """Build the warehouse from the lake in a run of its own, tagged with the failed run it
+    follows; its marts join the summary, whose failure stays the first run's."""
+    result = defs.resolve_job_def("warehouse").execute_in_process(
+        instance=instance,
+        run_config=QUIET,
+        tags={"adwh/command": command, AFTER_TAG: summary.run_id},
+        raise_on_error=False,
+    )
+    built = RunSummary(summary.start, summary.end)
+    read_outcome(instance, result.run_id, built)
+    summary.tables += built.tables
+    summary.failure = summary.failure or built.failure

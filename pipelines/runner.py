@@ -8,6 +8,7 @@ per table.
 
 import asyncio
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
 
@@ -79,13 +80,14 @@ def materialize_sources(
     service: ServiceResource,
     warehouse: WarehouseResource,
     sources: list[Source],
-) -> Iterator[dg.MaterializeResult]:
+) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:
     """Extract `sources` side by side and report each table.
 
-    A source that fails does not stop the others: theirs are published and reported, then the
-    step fails with the first error, naming its source. An account that fails does not stop
-    the others either: the step fails naming it, after tagging the run with it, so the retry
-    fetches it alone (`pipelines/fanout.py`)."""
+    What one (account, source) pair meets fails that pair alone: every other pair is published
+    and its tables reported materialized. A table the pair feeds is not reported (Dagster marks
+    it failed, with the step's error, once the step raises): its partitions lack that
+    account's rows. The step then fails naming each pair, after tagging the run with the
+    failed accounts, so the retry fetches them alone (`pipelines/fanout.py`)."""
     step = context.assets_def.node_def.name
     settings = for_run(service.settings(warehouse), context.run.tags, step)
     ranges = [date_range(context, source, settings.today) for source in sources]
@@ -93,49 +95,66 @@ def materialize_sources(
         outcomes, stats = _from_raw(context, warehouse, sources, ranges), None
     else:
         outcomes, stats = _from_service(context, service, warehouse, settings, sources, ranges)
-    failures = []
+    failures = failed_pairs(sources, outcomes)
     selected = selected_tables(context)
     for i, (outcome, (start, end)) in enumerate(zip(outcomes, ranges, strict=True)):
         if isinstance(outcome, BaseException):
-            failures.append(outcome)
             continue
         counts = stats[i] if stats else RunStats()
-        yield from _results(context, selected, outcome, counts, start, end)
-    failed = failed_accounts(outcomes)
-    for error in (*failures, *failed.values()):
-        if isinstance(error, CreditBudgetError):
-            raise error  # not the accounts' fault: a retry would only spend the budget again
-    if failed and not failures:  # a source failed whole: its retry needs every account
-        context.instance.add_run_tags(context.run.run_id, {retry_tag(step): ",".join(failed)})
+        complete = {name: table for name, table in outcome.items() if not table.failed_accounts}
+        yield from _results(context, selected, complete, counts, start, end)
+        partial = {name: table for name, table in outcome.items() if table.failed_accounts}
+        yield from _partly_published(selected, partial, counts, start, end)
+    for failure in failures:
+        if isinstance(failure.error, CreditBudgetError):
+            raise failure.error  # not the accounts' fault: a retry would only spend it again
+    accounts = sorted({f.account for f in failures if f.account is not None})
+    if accounts and all(f.account is not None for f in failures):
+        # a source failed whole needs every account in its retry: no tag then
+        context.instance.add_run_tags(context.run.run_id, {retry_tag(step): ",".join(accounts)})
     if failures:
-        raise failures[0]
-    if failed:
-        raise accounts_failed(failed)
+        raise PairsFailedError(failures)
 
 
-def failed_accounts(outcomes: Sequence[Outcomes | BaseException]) -> dict[str, Exception]:
-    """Each account that failed in any source of the step, with its first error."""
-    failed: dict[str, Exception] = {}
-    for outcome in outcomes:
+@dataclass(frozen=True)
+class PairFailure:
+    """What one source met for one account (`None`: for every account of the step)."""
+
+    source: str
+    account: str | None
+    error: BaseException
+
+    def __str__(self) -> str:
+        who = f"account {self.account}, source {self.source}" if self.account else self.source
+        return f"{who}: {self.error}"
+
+
+def failed_pairs(
+    sources: Sequence[Source], outcomes: Sequence[Outcomes | BaseException]
+) -> list[PairFailure]:
+    """Each (account, source) pair that failed, with its error; a source that failed whole
+    (outside any one account's pages) is one failure for all its accounts."""
+    failures = []
+    for source, outcome in zip(sources, outcomes, strict=True):
         if isinstance(outcome, BaseException):
+            failures.append(PairFailure(source.name, None, outcome))
             continue
-        for table in outcome.values():
-            for account, error in table.failed_accounts.items():
-                failed.setdefault(account, error)
-    return dict(sorted(failed.items()))
+        failed = {a: e for table in outcome.values() for a, e in table.failed_accounts.items()}
+        failures += [PairFailure(source.name, a, e) for a, e in sorted(failed.items())]
+    return failures
 
 
-class AccountsFailedError(RuntimeError):
-    """Accounts of a packed run could not be fetched; the others were published."""
+class PairsFailedError(RuntimeError):
+    """Some (account, source) pairs could not be extracted; every other pair was published.
+    One line: each pair with its request and cause (the error alone would not say which
+    account of a pack, or which source of the step, it was)."""
 
-
-def accounts_failed(failed: dict[str, Exception]) -> AccountsFailedError:
-    """What the step fails with: each account named with its error (the error alone would not
-    say which account of the pack it was)."""
-    named = "; ".join(f"account {account}: {error}" for account, error in failed.items())
-    return AccountsFailedError(
-        named if len(failed) == 1 else f"{len(failed)} accounts could not be fetched: {named}"
-    )
+    def __init__(self, failures: Sequence[PairFailure]) -> None:
+        self.failures = list(failures)
+        named = "; ".join(str(failure) for failure in failures)
+        super().__init__(
+            named if len(failures) == 1 else f"{len(failures)} sources failed: {named}"
+        )
 
 
 def _from_service(
@@ -225,6 +244,20 @@ def _from_raw(
         except Exception as error:  # reported after the other sources, like a fetch failure
             outcomes.append(error)
     return outcomes
+
+
+def _partly_published(
+    selected: set[str], outcomes: Outcomes, stats: RunStats, start: date, end: date
+) -> Iterator[dg.AssetObservation]:
+    """What a table whose source failed for some accounts did publish (the other accounts'
+    rows, in the lake and built into the warehouse after the run): observed, not materialized,
+    since its partitions lack the failed accounts' rows and Dagster marks it failed."""
+    for name, outcome in outcomes.items():
+        if name in selected:
+            metadata = {**outcome.as_metadata(), **stats.as_metadata()}
+            yield dg.AssetObservation(
+                asset_key=name, metadata={**metadata, "start": str(start), "end": str(end)}
+            )
 
 
 def _results(

@@ -30,6 +30,14 @@ class SandboxApp:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         account = headers.get("service-account")
         fault = self.service.faults.pick(number, account) if scope["path"] != "/health" else None
+        broken = self.service.faults.broken(scope["path"], account)
+        if broken is not None:
+            kind = "api_error" if broken >= 500 else "invalid_request_error"
+            body = {"error": {"type": kind, "message": f"{scope['path']} is not available."}}
+            await _respond(
+                send, broken, orjson.dumps(body), [(b"content-type", b"application/json")]
+            )
+            return
         if fault == "slow":
             await asyncio.sleep(self.service.faults.slow_seconds)
         if fault == "429":

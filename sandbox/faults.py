@@ -38,6 +38,17 @@ class FaultPlan:
     # Only requests naming one of these accounts (Service-Account) meet faults: one client
     # account of an agency in trouble while the others answer. Empty: every request.
     accounts: tuple[str, ...] = ()
+    # Routes that always fail, each (path prefix, status): a retired or region-limited
+    # endpoint (404), one failing past every retry (503). Limited to `accounts` when set.
+    broken_routes: tuple[tuple[str, int], ...] = ()
+
+    def broken(self, path: str, account: str | None = None) -> int | None:
+        """The status `path` always answers with (naming `account`), or None."""
+        if self.accounts and account not in self.accounts:
+            return None
+        return next(
+            (status for prefix, status in self.broken_routes if path.startswith(prefix)), None
+        )
 
     def pick(self, request_number: int, account: str | None = None) -> str | None:
         """The fault for the n-th request (naming `account`), or None."""

@@ -33,7 +33,8 @@ class AccountRef:
 
 
 async def describe_credential(client: ServiceClient) -> Credential:
-    body = (await client.get("/v1/me")).body
+    """`GET /v1/me`, the first request of every session (spec 5.4: the cheapest check)."""
+    body = (await client.first_contact("/v1/me")).body
     return Credential(
         object=str(body.get("object")),
         subject_type=str(body.get("subject_type")),

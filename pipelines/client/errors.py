@@ -78,6 +78,15 @@ class TransientError(ServiceError):
         )
 
 
+class UnreachableError(ServiceError):
+    """Nothing answered the run's first request: a wrong `ADS_API_BASE_URL`, or the service
+    (or the network to it) is down. Named by the base URL, since every request would fail."""
+
+    def __init__(self, base_url: str, error: ServiceError) -> None:
+        super().__init__(error.request, None, error.reason)
+        self.args = (f"cannot reach the service at {base_url} ({error})",)
+
+
 class PaginationError(ServiceError):
     """The service's paging misbehaved (a cursor that does not advance, an endless list)."""
 

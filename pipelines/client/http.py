@@ -4,7 +4,7 @@ import asyncio
 import logging
 import random
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from functools import cache
@@ -27,6 +27,7 @@ from pipelines.client.errors import (
     ReadOnlyViolationError,
     ServiceError,
     TransientError,
+    UnreachableError,
     describe,
 )
 from pipelines.client.limiter import AdaptiveLimiter
@@ -58,6 +59,9 @@ class RetryPolicy:
 
 
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+# How long a run's first request may go unanswered (no connection, or no answer) before the
+# run fails naming the base URL: a service down or a wrong address would fail every request.
+FIRST_CONTACT_SECONDS = 10.0
 
 
 def attempt_deadline(timeout: httpx.Timeout) -> float:
@@ -152,6 +156,24 @@ class ServiceClient:
             raise ReadOnlyViolationError(f"the warehouse only reads; refused {method} {path}")
         return await self.get(path, **kwargs)
 
+    @property
+    def base_url(self) -> str:
+        return str(self._http.base_url)
+
+    async def first_contact(self, path: str) -> Response:
+        """GET `path` as a run's first request: a service that never answers fails the run
+        within FIRST_CONTACT_SECONDS, naming the base URL, instead of after a whole retry
+        policy's backoff (minutes) with only the path; any other error is as `get`'s."""
+        policy = replace(
+            self.retry, total_seconds=min(self.retry.total_seconds, FIRST_CONTACT_SECONDS)
+        )
+        try:
+            return await self._get(path, None, None, policy)
+        except TransientError as error:
+            if error.status is None:
+                raise UnreachableError(self.base_url, error) from None
+            raise
+
     async def get(
         self, path: str, params: dict | None = None, account: str | None = None
     ) -> Response:
@@ -173,15 +195,22 @@ class ServiceClient:
         self.stats.credits += rows * rate
         return Response(response.body, response.content, query)
 
-    async def _get(self, path: str, params: dict | None, account: str | None) -> Response:
-        """GET a JSON document, retrying transient faults; raise a ServiceError otherwise.
+    async def _get(
+        self,
+        path: str,
+        params: dict | None,
+        account: str | None,
+        policy: RetryPolicy | None = None,
+    ) -> Response:
+        """GET a JSON document, retrying transient faults (by `policy`, else the client's);
+        raise a ServiceError otherwise.
 
         After the last attempt the error says how many were made, so a user reading the one
         line knows the failure was persistent and not a single hiccup."""
+        policy = policy or self.retry
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientError),
-            stop=stop_after_attempt(self.retry.attempts)
-            | stop_before_delay(self.retry.total_seconds),
+            stop=stop_after_attempt(policy.attempts) | stop_before_delay(policy.total_seconds),
             wait=self._pause,
             before_sleep=self._retrying,
         )

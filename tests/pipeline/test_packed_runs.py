@@ -5,6 +5,7 @@ import os
 from collections.abc import Iterator
 
 import dagster as dg
+import duckdb
 import polars as pl
 import pytest
 
@@ -46,14 +47,22 @@ def accounts_in_lake(home, table: str = TABLE) -> set[str]:
     return set(rows.select("account_id").unique().collect()["account_id"])
 
 
+def accounts_in_warehouse(home, table: str = TABLE) -> set[str]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        return {a for (a,) in con.sql(f"SELECT DISTINCT account_id FROM {table}").fetchall()}
+
+
 def test_an_account_that_cannot_be_fetched_fails_alone_and_is_named(home, agency):
     account = troubled(agency)
     env = {"ADS_API_BASE_URL": os.environ["ADS_API_BASE_URL"], "ADS_API_KEY": SECRET}
     failed = adwh(home, run_args(SPAN, "--tables", TABLE), FEW_RETRIES, **env)
     assert failed.code == 1
-    assert failed.line.startswith(f"adwh: account {account}: ") and "503" in failed.line
+    pair = f"adwh: account {account}, source {TABLE}: GET /v1/campaign-metrics?"
+    assert failed.line.startswith(pair)
+    assert "503" in failed.line
     others = {a.id for a in agency.accounts} - {account}
     assert accounts_in_lake(home) == others
+    assert accounts_in_warehouse(home) == others  # built after the failed step, in the same run
     agency.faults = NO_FAULTS
     assert adwh(home, run_args(SPAN, "--tables", TABLE), FEW_RETRIES, **env).code == 0
     assert accounts_in_lake(home) == {a.id for a in agency.accounts}
