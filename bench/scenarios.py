@@ -295,6 +295,43 @@ def faulty_run(
     return FaultyRun(outcome, counted.dealt, answered, identical, intact)
 
 
+@dataclass
+class IsolatedRun:
+    """A run with one route failing throughout, then the next daily run without the fault."""
+
+    outcome: Outcome
+    differs: set[str]  # the warehouse's tables that are not a clean run's after the run
+    refill: Outcome  # the next daily run
+    asked_from: dict[str, date]  # the first day it asked each dated path for
+    healed: bool  # after it, the warehouse is a clean run's
+
+
+def isolated_run(
+    home: Path, span: tuple[date, date], plan: FaultPlan, config: dict | None = None
+) -> IsolatedRun:
+    """Run `span` (from an empty home whose first day is the span's) under `plan`, then the
+    daily job with the service healed: what failed must be failed alone, and the next daily
+    run must fetch the failed source's days again."""
+    clean = clean_run(span)
+    new_home(home, clean)
+    first_day = {"ADWH_START_DATE": span[0].isoformat()}
+    with faults(plan):
+        outcome = adwh(home, run_args(span), config, **first_day)
+    expected = warehouse_digest(clean)
+    held = warehouse_digest(home) if (home / WAREHOUSE).exists() else {}
+    differs = {table for table, digest in expected.items() if held.get(table) != digest}
+    with faults(NO_FAULTS) as service:
+        refill = adwh(home, ["run"], config, **first_day)
+        asked: dict[str, date] = {}
+        for request in service.requests:
+            start = dict(request.query).get("start_date")
+            if start is not None:
+                day = date.fromisoformat(start)
+                asked[request.path] = min(asked.get(request.path, day), day)
+    healed = refill.code == 0 and warehouse_digest(home) == expected
+    return IsolatedRun(outcome, differs, refill, asked, healed)
+
+
 # ---------------------------------------------------------------------------- subprocesses
 def subprocess_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ENV_NAMES}

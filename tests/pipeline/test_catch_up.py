@@ -12,6 +12,7 @@ import pytest
 from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
 from pipelines.cli import main, parser
 from pipelines.partitions import first_partition
+from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving
 from warehouse.coverage import read_coverage
@@ -84,6 +85,50 @@ def test_a_gap_of_forty_days_without_seller_products_is_filled_by_one_daily_run(
     embedded.requests.clear()
     assert main(["run", "--tables", GAP_TABLES]) == 0
     assert set(asked_from(embedded, "/v1/campaign-metrics").values()) == {TODAY - timedelta(3)}
+
+
+def seller_rows(home, since: date, until: date) -> list[tuple]:
+    """The seller product rows of [since, until], sorted, without `_extracted_at`."""
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        return con.sql(
+            "SELECT * EXCLUDE (_extracted_at) FROM seller_product_metrics "
+            f"WHERE date BETWEEN '{since}' AND '{until}' ORDER BY ALL"
+        ).fetchall()
+
+
+def pending_days(home) -> list[date]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        return [
+            day
+            for (day,) in con.sql(
+                "SELECT DISTINCT date FROM seller_product_metrics "
+                "WHERE economics_status = 'pending' ORDER BY 1"
+            ).fetchall()
+        ]
+
+
+def test_a_daily_run_forty_days_late_asks_again_for_what_the_last_one_left_pending(
+    home, tmp_path, monkeypatch
+):
+    """The last daily run left the economics of its newest days pending (they arrive 48-72 h
+    late); the next one, 40 days later, fills the gap and asks for those days again: no row
+    stays pending whose figures the service has published, and every day is a clean run's."""
+    last = TODAY - timedelta(days=40)
+    monkeypatch.setenv("ADWH_START_DATE", (last - timedelta(days=6)).isoformat())
+    monkeypatch.setenv("ADWH_TODAY", last.isoformat())
+    assert main(["run", "--tables", "seller_product_metrics"]) == 0
+    left = pending_days(home)
+    assert left and min(left) < last - timedelta(days=1)  # the last run's newest days
+    monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
+    service = embedded_service(DEFAULT_PRESET, TODAY)
+    service.requests.clear()
+    assert main(["run", "--tables", "seller_product_metrics"]) == 0
+    assert asked_from(service, "/v1/seller-product-metrics") == {None: min(left)}
+    assert all(day >= TODAY - timedelta(days=3) for day in pending_days(home))
+    clean = tmp_path / "clean"
+    monkeypatch.setenv("ADWH_HOME", str(clean))
+    assert run(min(left), YESTERDAY, "--tables", "seller_product_metrics") == 0
+    assert seller_rows(home, min(left), YESTERDAY) == seller_rows(clean, min(left), YESTERDAY)
 
 
 @pytest.fixture
