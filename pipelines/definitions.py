@@ -22,6 +22,7 @@ from assets.dated import DATED
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
 from assets.reconciliation import reconciliation
+from pipelines.alerting import alert_sensors, freshness_checks
 from pipelines.automation import warehouse_refresh_sensor
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
@@ -33,10 +34,19 @@ EXTRACTION_ASSETS = [CURRENT_STATE, DATED]
 # What is built from the lake for analysts.
 WAREHOUSE_ASSETS = [warehouse_marts]
 ALL_ASSETS = [*EXTRACTION_ASSETS, *WAREHOUSE_ASSETS]
+# Evaluated on their own by Dagster's freshness sensor, never as a step of a run.
+FRESHNESS_CHECKS = freshness_checks(DATED, CURRENT_STATE)
+
+
+def assets_and_checks(*assets: dg.AssetsDefinition) -> dg.AssetSelection:
+    """`assets` with their checks, but the freshness checks."""
+    selected = dg.AssetSelection.assets(*assets)
+    return selected - dg.AssetSelection.checks(*FRESHNESS_CHECKS)
+
 
 daily_job = dg.define_asset_job(
     "daily",
-    selection=dg.AssetSelection.assets(*ALL_ASSETS),
+    selection=assets_and_checks(*ALL_ASSETS),
     description="Every table for a range of days (current-state tables as of today), then the "
     "DuckDB warehouse.",
 )
@@ -44,7 +54,7 @@ daily_job = dg.define_asset_job(
 
 extract_job = dg.define_asset_job(
     EXTRACT_JOB,
-    selection=dg.AssetSelection.assets(*EXTRACTION_ASSETS),
+    selection=assets_and_checks(*EXTRACTION_ASSETS),
     description="Every table for a range of days, without the warehouse: the job of the daily "
     "schedule's and `adwh backfill`'s runs, each over a pack of accounts (tag adwh/accounts); "
     "the warehouse is built once after them by the warehouse_refresh sensor.",
@@ -57,6 +67,14 @@ warehouse_job = dg.define_asset_job(
     description="The DuckDB warehouse and its marts from what the lake holds now: after a run "
     "whose extraction failed in part (Dagster skips every step after a failed one, so the "
     "tables that were published reach the warehouse through this run), or by hand.",
+)
+
+
+freshness_job = dg.define_asset_job(
+    "freshness",
+    selection=dg.AssetSelection.checks(*FRESHNESS_CHECKS),
+    description="Every table's freshness check now (the `freshness` sensor runs them on its "
+    "own): yesterday's partition in by 09:00 UTC, the current state updated within a day.",
 )
 
 
@@ -103,14 +121,28 @@ def daily_schedule(
 
 defs = dg.Definitions(
     assets=[*ALL_ASSETS, lake_housekeeping],
-    asset_checks=[reconciliation],
-    jobs=[daily_job, extract_job, warehouse_job, reconcile_job, lake_housekeeping_job],
+    asset_checks=[reconciliation, *FRESHNESS_CHECKS],
+    jobs=[
+        daily_job,
+        extract_job,
+        warehouse_job,
+        freshness_job,
+        reconcile_job,
+        lake_housekeeping_job,
+    ],
     schedules=[daily_schedule, lake_housekeeping_schedule],
     sensors=[
+        *alert_sensors(),
+        dg.build_sensor_for_freshness_checks(
+            freshness_checks=FRESHNESS_CHECKS,
+            name="freshness",
+            minimum_interval_seconds=600,
+            default_status=dg.DefaultSensorStatus.RUNNING,
+        ),
         warehouse_refresh_sensor(
             [key for asset in EXTRACTION_ASSETS for key in asset.keys],
             [key for asset in WAREHOUSE_ASSETS for key in asset.keys],
-        )
+        ),
     ],
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},
     # Every job runs its steps in the run's own process, the asset job of backfills included:

@@ -17,6 +17,7 @@ from pipelines.destination import Destination
 from pipelines.instance import open_instance
 from pipelines.partitions import range_tags
 from pipelines.resources import ServiceResource
+from pipelines.run_record import error_line, failed_check, metadata_value
 from pipelines.runner import CREDITS_TAG
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
@@ -63,35 +64,6 @@ def configured_service() -> ServiceResource:
     return ServiceResource(**QUIET.get("resources", {}).get("service", {}).get("config", {}))
 
 
-def _error_line(error: object) -> str:
-    """The innermost cause of a step failure, first line only: what the user needs to see."""
-    while getattr(error, "cause", None) is not None:
-        error = error.cause
-    lines = getattr(error, "message", str(error)).strip().splitlines()
-    line = lines[0] if lines else "unknown error"
-    # Dagster's error text starts with the exception's qualified class name; the user needs
-    # what went wrong, which our errors already say in words.
-    prefix, _, rest = line.partition(": ")
-    cls_name = getattr(error, "cls_name", None)
-    return rest if rest and cls_name and prefix.endswith(cls_name) else line
-
-
-def _value(entry: object) -> object:
-    return getattr(entry, "value", entry)
-
-
-def _failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
-    """A contract check names the partitions it held back; a reconciliation, its first
-    difference; a mart's dbt test, itself."""
-    held_back = evaluation.metadata.get("held_back")
-    if held_back is not None:
-        return str(_value(held_back))
-    table = evaluation.asset_key.to_user_string()
-    if evaluation.description:
-        return f"{table}: {evaluation.description}"
-    return f"{table}: dbt test {evaluation.check_name} failed"
-
-
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
     """Fill `summary` from the run's record: per table, the partitions' rows summed and the
     run's own figures; the failed steps, else the first failed check (contract or dbt test),
@@ -107,7 +79,7 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
             entry = record.event_log_entry
             reported = entry.asset_materialization or entry.asset_observation
             key = reported.asset_key.to_user_string()
-            metadata = {k: _value(v) for k, v in reported.metadata.items()}
+            metadata = {k: metadata_value(v) for k, v in reported.metadata.items()}
             line = lines.get(key)
             if line is None:
                 lines[key] = TableLine(key, metadata)
@@ -118,12 +90,12 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
                 else:
                     line.metadata.setdefault(name, value)
         elif event.event_type is dg.DagsterEventType.STEP_FAILURE:
-            failed_steps.append(_error_line(event.step_failure_data.error))
+            failed_steps.append(error_line(event.step_failure_data.error))
         else:
             evaluation = event.event_specific_data
             failed = not evaluation.passed and evaluation.severity is dg.AssetCheckSeverity.ERROR
             if failed and failure is None:
-                failure = _failed_check(evaluation)
+                failure = failed_check(evaluation)
     summary.tables = list(lines.values())
     # Every failed step, in one line: each names its own sources and accounts.
     summary.failure = "; ".join(dict.fromkeys(failed_steps)) or failure

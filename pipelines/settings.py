@@ -7,7 +7,8 @@ the CLI starts, so tests can set variables per case and Dagster can show config 
 
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -25,6 +26,7 @@ MAX_LOOKBACK_DAYS = 366
 DEFAULT_HISTORY_DAYS = 30
 
 
+S = TypeVar("S", bound=BaseSettings)
 # An optional setting set to "" is unset: compose and env files write empty values.
 BLANK_IS_UNSET = BeforeValidator(lambda value: None if value == "" else value)
 
@@ -150,12 +152,67 @@ class Settings(HomeSettings, CalendarSettings):
         return self.api_key or SecretStr(SANDBOX_KEY)
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Build settings from the environment, turning validation errors into one-line messages."""
+class AlertSettings(BaseSettings):
+    """Where alerts go (`pipelines/notify.py`): none, either or both destinations. The
+    webhook's URL holds its token and the SMTP URL its password, so both are secrets."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    webhook_url: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(
+        default=None, alias="ADWH_ALERT_WEBHOOK_URL"
+    )
+    smtp_url: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(
+        default=None, alias="ADWH_ALERT_SMTP_URL"
+    )
+    email_to: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADWH_ALERT_EMAIL_TO")
+    email_from: str = Field(default="ads-warehouse@localhost", alias="ADWH_ALERT_EMAIL_FROM")
+    # The address of the Dagster UI people open, for the link to the run in each alert.
+    ui_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_UI_URL")
+    # The key the runs send (`ADS_API_KEY`): scrubbed from every message, whatever carries it.
+    api_key: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(default=None, alias="ADS_API_KEY")
+
+    @field_validator("email_to", mode="before")
+    @classmethod
+    def _split_addresses(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_scheme(cls, value: SecretStr | None) -> SecretStr | None:
+        scheme = value.get_secret_value().partition("://")[0] if value is not None else "smtp"
+        if scheme not in ("smtp", "smtps"):
+            raise ValueError(
+                f"ADWH_ALERT_SMTP_URL starts with {scheme}://; use smtp:// or smtps://"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _recipients_with_smtp(self) -> "AlertSettings":
+        if self.smtp_url is not None and not self.email_to:
+            raise ValueError("ADWH_ALERT_EMAIL_TO is required when ADWH_ALERT_SMTP_URL is set")
+        return self
+
+    @property
+    def configured(self) -> bool:
+        return self.webhook_url is not None or self.smtp_url is not None
+
+    def secrets(self) -> list[str]:
+        """What no message may carry: the API key, and the destinations' own credentials."""
+        held = (self.api_key, self.webhook_url, self.smtp_url)
+        secrets = [secret.get_secret_value() for secret in held if secret is not None]
+        password = urlsplit(secrets[-1]).password if self.smtp_url is not None else None
+        return [*secrets, unquote(password)] if password else secrets
+
+
+def load_settings(model: type[S] = Settings, **overrides: object) -> S:
+    """Build settings (the contract's, or `model`'s) from the environment, turning validation
+    errors into one-line messages."""
     from pydantic import ValidationError
 
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        return model(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "configuration"

@@ -1,0 +1,133 @@
+"""Reading a run's record in words: what the CLI's summary and the alerts say of a run.
+
+Dagster keeps every step failure and check evaluation in the instance; these turn them into
+the one line a person needs (our errors already say what went wrong in words).
+"""
+
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from pipelines.notify import Finding
+
+
+def error_line(error: object) -> str:
+    """The innermost cause of a step failure, first line only: what the user needs to see."""
+    while getattr(error, "cause", None) is not None:
+        error = error.cause
+    lines = getattr(error, "message", str(error)).strip().splitlines()
+    line = lines[0] if lines else "unknown error"
+    # Dagster's error text starts with the exception's qualified class name; the user needs
+    # what went wrong, which our errors already say in words.
+    prefix, _, rest = line.partition(": ")
+    cls_name = getattr(error, "cls_name", None)
+    return rest if rest and cls_name and prefix.endswith(cls_name) else line
+
+
+def metadata_value(entry: object) -> object:
+    return getattr(entry, "value", entry)
+
+
+def failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
+    """A contract check names the partitions it held back; a reconciliation, its first
+    difference; a mart's dbt test, itself."""
+    held_back = evaluation.metadata.get("held_back")
+    if held_back is not None:
+        return str(metadata_value(held_back))
+    table = evaluation.asset_key.to_user_string()
+    if evaluation.description:
+        return f"{table}: {evaluation.description}"
+    return f"{table}: dbt test {evaluation.check_name} failed"
+
+
+# The tags a run's days are read from: a range of partitions, or one partition.
+RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
+PARTITION_TAG = "dagster/partition"
+ACCOUNTS_TAG = "adwh/accounts"
+# The check `dg.build_*_freshness_checks` name theirs.
+FRESHNESS_CHECK = "freshness_check"
+FRESHNESS_TICK = "dagster/latest_cron_tick_timestamp"
+
+
+def run_days(run: dg.DagsterRun) -> str:
+    """The days a run covered, as its tags say: `first..last`, one day, or the current state."""
+    first, last = (run.tags.get(tag) for tag in RANGE_TAGS)
+    if first and last:
+        return first if first == last else f"{first}..{last}"
+    return run.tags.get(PARTITION_TAG) or "current state"
+
+
+def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
+    """What went wrong in `run`, from its record: each table a failed step was to materialize
+    and did not (with the step's error, which names the account, source and request; Dagster
+    records no per-asset failure event here), each failed check
+    (contracts, reconciliation, dbt tests, freshness), each column the service started
+    sending."""
+    days, accounts = run_days(run), run.tags.get(ACCOUNTS_TAG, "")
+    records = instance.get_records_for_run(run.run_id, of_type=FINDING_EVENTS, limit=100_000)
+    found: list[Finding] = []
+    planned: dict[str, list[str]] = {}  # per step, the tables it was to materialize
+    materialized: set[str] = set()
+    causes: dict[str, str] = {}
+    for record in records.records:
+        event = record.event_log_entry.dagster_event
+        if event is None:
+            continue
+        if event.event_type is dg.DagsterEventType.STEP_FAILURE:
+            causes[event.step_key or ""] = error_line(event.step_failure_data.error)
+        elif event.event_type is dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED:
+            planned.setdefault(event.step_key or "", []).append(event.asset_key.to_user_string())
+        elif event.event_type is dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+            evaluation = event.event_specific_data
+            if not evaluation.passed:
+                fresh = evaluation.check_name == FRESHNESS_CHECK
+                found.append(
+                    Finding(
+                        "not fresh" if fresh else "check failed",
+                        evaluation.asset_key.to_user_string(),
+                        deadline(evaluation) if fresh else days,
+                        check_cause(evaluation),
+                        accounts,
+                    )
+                )
+        else:
+            entry = record.event_log_entry
+            reported = entry.asset_materialization or entry.asset_observation
+            if entry.asset_materialization:
+                materialized.add(reported.asset_key.to_user_string())
+            changes = metadata_value(reported.metadata.get("schema_changes", "none"))
+            if changes != "none":
+                table = reported.asset_key.to_user_string()
+                found.append(Finding("schema changed", table, days, str(changes), accounts))
+    for step, cause in causes.items():
+        failed = [t for t in dict.fromkeys(planned.get(step, [])) if t not in materialized]
+        for table in failed or [step]:
+            found.append(Finding("run failed", table, days, cause, accounts))
+    return found
+
+
+FINDING_EVENTS = {
+    dg.DagsterEventType.STEP_FAILURE,
+    dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+    dg.DagsterEventType.ASSET_CHECK_EVALUATION,
+    dg.DagsterEventType.ASSET_MATERIALIZATION,
+    dg.DagsterEventType.ASSET_OBSERVATION,
+}
+
+
+def deadline(evaluation: dg.AssetCheckEvaluation) -> str:
+    """The deadline a freshness check found missed: what day's data is late."""
+    tick = metadata_value(evaluation.metadata.get(FRESHNESS_TICK, 0))
+    return f"due {datetime.fromtimestamp(float(tick), UTC):%Y-%m-%d %H:%M} UTC" if tick else "now"
+
+
+def check_cause(evaluation: dg.AssetCheckEvaluation) -> str:
+    """Why a check failed, in words: what it held back, its description, or its failing rows."""
+    name, metadata = evaluation.check_name, evaluation.metadata
+    if "held_back" in metadata:
+        return f"{name}: held back {metadata_value(metadata['held_back'])}"
+    if evaluation.description:
+        return f"{name}: {evaluation.description}"
+    if "failing rows" in metadata:
+        return f"{name}: {metadata_value(metadata['failing rows'])} failing rows"
+    return f"{name}: failed"

@@ -1,0 +1,236 @@
+"""Alerts reach a real webhook server and a real SMTP server, both started here on 127.0.0.1:
+a failed run, a failed check, a column the service started sending, a table not updated in
+time. Each message names the table, the day and the cause, links to the run, carries no key,
+no destination credential and no e-mail address from the data, and is sent once.
+
+The sensors are Dagster's run status sensors, evaluated here as the daemon evaluates them
+(`build_run_status_sensor_context`) on runs recorded in the home's instance."""
+
+import json
+import threading
+from collections.abc import Iterator
+from email import message_from_bytes, policy
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import dagster as dg
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
+
+from bench import scenarios
+from bench.deployment import free_port
+from pipelines.definitions import defs
+from pipelines.instance import open_instance
+from pipelines.notify import Alert, Finding, deliver, scrubbed
+from pipelines.resources import WarehouseResource
+from pipelines.settings import AlertSettings
+from sandbox.faults import FaultPlan
+from tests.conftest import E_MAIL, SECRET
+
+HOOK_TOKEN = "T0KEN-hook-secret-9d1e"
+SMTP_PASSWORD = "smtp-pass-secret-77c2"
+RECIPIENT = "oncall@example.com"
+SPAN = ("2026-11-20", "2026-11-22")
+
+
+class Webhook(ThreadingHTTPServer):
+    """Collects the JSON bodies POSTed to it, as a Slack incoming webhook receives them."""
+
+    received: list[dict]
+
+
+class _Hook(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["content-length"]))
+        self.server.received.append(json.loads(body))
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def webhook() -> Iterator[Webhook]:
+    server = Webhook(("127.0.0.1", free_port()), _Hook)
+    server.received = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+class Mailbox:
+    """An SMTP server's handler: every message it accepts, with who logged in to send it."""
+
+    def __init__(self) -> None:
+        self.messages: list = []
+        self.logins: list[str] = []
+
+    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802 - aiosmtpd's
+        self.messages.append(message_from_bytes(envelope.content, policy=policy.default))
+        return "250 OK"
+
+    def authenticate(self, server, session, envelope, mechanism, auth_data) -> AuthResult:
+        ok = auth_data.login == b"alerts" and auth_data.password == SMTP_PASSWORD.encode()
+        if ok:
+            self.logins.append(auth_data.login.decode())
+        return AuthResult(success=ok)
+
+
+@pytest.fixture
+def mailbox() -> Iterator[Mailbox]:
+    box = Mailbox()
+    port = free_port()
+    controller = Controller(
+        box,
+        hostname="127.0.0.1",
+        port=port,
+        authenticator=box.authenticate,
+        auth_require_tls=False,
+    )
+    controller.start()
+    box.port = port
+    yield box
+    controller.stop()
+
+
+@pytest.fixture
+def destinations(home, webhook, mailbox, monkeypatch) -> tuple[Webhook, Mailbox]:
+    monkeypatch.setenv(
+        "ADWH_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{webhook.server_port}/hook/{HOOK_TOKEN}"
+    )
+    monkeypatch.setenv(
+        "ADWH_ALERT_SMTP_URL", f"smtp://alerts:{SMTP_PASSWORD}@127.0.0.1:{mailbox.port}"
+    )
+    monkeypatch.setenv("ADWH_ALERT_EMAIL_TO", RECIPIENT)
+    monkeypatch.setenv("ADS_API_KEY", SECRET)  # scrubbed from every message, were it there
+    return webhook, mailbox
+
+
+def evaluate(run_id: str) -> object:
+    """The run status sensor that watches the run's status, evaluated on it as the daemon does."""
+    with open_instance() as instance:
+        run = instance.get_run_by_id(run_id)
+        failed = run.status is dg.DagsterRunStatus.FAILURE
+        kind = dg.DagsterEventType.RUN_FAILURE if failed else dg.DagsterEventType.RUN_SUCCESS
+        (record,) = instance.get_records_for_run(run_id, of_type=kind).records
+        name = "alert_on_failure" if failed else "alert_on_success"
+        context = dg.build_run_status_sensor_context(
+            sensor_name=name,
+            dagster_event=record.event_log_entry.dagster_event,
+            dagster_instance=instance,
+            dagster_run=run,
+            resources={"warehouse": WarehouseResource()},
+        )
+        sensor = defs.resolve_sensor_def(name)
+        return sensor(context.for_run_failure() if failed else context)
+
+
+def texts(webhook: Webhook, mailbox: Mailbox) -> list[str]:
+    """Everything sent: each webhook text, each e-mail's subject and body."""
+    bodies = [m["Subject"] + "\n" + m.get_content() for m in mailbox.messages]
+    return [body["text"] for body in webhook.received] + bodies
+
+
+def only_run(job: str) -> str:
+    with open_instance() as instance:
+        (run,) = instance.get_runs(dg.RunsFilter(job_name=job))
+        return run.run_id
+
+
+def assert_nothing_secret(sent: list[str]) -> None:
+    for text in sent:
+        for secret in (SECRET, HOOK_TOKEN, SMTP_PASSWORD):
+            assert secret not in text
+        assert not E_MAIL.findall(text), text
+
+
+def test_a_failed_run_is_told_once_to_both_destinations_naming_what_and_where(
+    home, embedded, destinations
+):
+    webhook, mailbox = destinations
+    embedded.faults = FaultPlan(broken_routes=(("/v1/workflows", 404),))
+    outcome = scenarios.adwh(home, scenarios.run_args(scenarios.SHORT), scenarios.FEW_RETRIES)
+    assert outcome.code == 1
+    run_id = only_run("daily")
+    assert evaluate(run_id) is None  # sent
+    (hook,) = webhook.received
+    (mail,) = mailbox.messages
+    text = hook["text"]
+    assert text.startswith("ads-warehouse: run failed: workflow_campaigns, workflow_performance")
+    assert "2026-11-20..2026-11-22" in text and "account " in text and "source workflows" in text
+    assert "GET /v1/workflows?limit=100: 404" in text
+    assert f"http://127.0.0.1:3000/runs/{run_id}" in text
+    assert mail["To"] == RECIPIENT and mail["Subject"] == text.splitlines()[0]
+    assert mailbox.logins == ["alerts"]
+    assert_nothing_secret(texts(webhook, mailbox))
+    again = evaluate(run_id)  # a tick evaluated again, or the same failure met again
+    assert isinstance(again, dg.SkipReason) and len(webhook.received) == 1
+    assert len(mailbox.messages) == 1
+
+
+def test_a_failed_check_and_a_new_column_are_told_after_a_run_that_succeeded(
+    home, embedded, destinations, monkeypatch
+):
+    webhook, mailbox = destinations
+    original = embedded.handle
+
+    def handle(method, path, query, headers):
+        status, body, extra = original(method, path, query, headers)
+        if path == "/v1/campaign-metrics" and body and "data" in body:
+            rows = [
+                r | {"currency": "usd"} if r.get("date") == SPAN[1] else r for r in body["data"]
+            ]
+            body = {**body, "data": rows}
+        if path == "/v1/campaigns" and body and "data" in body:
+            body = {**body, "data": [r | {"servingRegion": "eu-1"} for r in body["data"]]}
+        return status, body, extra
+
+    monkeypatch.setattr(embedded, "handle", handle)
+    outcome = scenarios.adwh(home, ["run", "--start", SPAN[0], "--end", SPAN[1]])
+    assert outcome.code == 1  # the contract held a partition back
+    assert evaluate(only_run("daily")) is None
+    sent = [body["text"] for body in webhook.received]
+    (check,) = [t for t in sent if t.startswith("ads-warehouse: check failed: campaign_metrics")]
+    assert "contract: held back" in check and SPAN[1] in check and "currency" in check
+    (column,) = [t for t in sent if t.startswith("ads-warehouse: schema changed: campaigns")]
+    assert "serving_region" in column
+    assert len(mailbox.messages) == len(webhook.received) == 2
+    assert_nothing_secret(texts(webhook, mailbox))
+
+
+def test_a_table_not_updated_in_time_is_told(home, destinations):
+    webhook, mailbox = destinations
+    with open_instance() as instance:
+        result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
+    assert evaluate(result.run_id) is None
+    (hook,) = webhook.received
+    assert hook["text"].startswith("ads-warehouse: not fresh: ")
+    assert "campaign_metrics" in hook["text"] and "due " in hook["text"]
+    assert "freshness_check:" in hook["text"] and len(mailbox.messages) == 1
+
+
+def test_without_a_destination_nothing_is_sent_and_nothing_fails(home, embedded, monkeypatch):
+    for name in ("ADWH_ALERT_WEBHOOK_URL", "ADWH_ALERT_SMTP_URL", "ADWH_ALERT_EMAIL_TO"):
+        monkeypatch.delenv(name, raising=False)
+    with open_instance() as instance:
+        result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
+    skipped = evaluate(result.run_id)
+    assert isinstance(skipped, dg.SkipReason) and "no alert destination" in skipped.skip_message
+
+
+def test_a_key_or_an_address_in_a_cause_never_reaches_a_message(home, webhook, monkeypatch):
+    """Whatever a cause carries (it never should), the message does not."""
+    monkeypatch.setenv("ADWH_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{webhook.server_port}/h")
+    monkeypatch.setenv("ADS_API_KEY", SECRET)
+    cause = f"GET /v1/x: 401 key {SECRET} of jane.doe+ads@shop.example.co.uk refused"
+    alert = Alert(
+        "run failed", "daily 1234", "http://ui/runs/1", (Finding("run failed", "t", "d", cause),)
+    )
+    assert deliver([alert], AlertSettings(), home) == [alert]
+    (hook,) = webhook.received
+    assert SECRET not in hook["text"] and not E_MAIL.findall(hook["text"])
+    assert "<key>" in hook["text"] and "<e-mail address>" in hook["text"]
+    assert scrubbed("a@b.io", []) == "<e-mail address>"
