@@ -12,6 +12,7 @@ ends: DuckDB's bindings report every object of theirs still alive then as leaked
 import atexit
 import gc
 import sys
+from datetime import date
 
 import dagster as dg
 
@@ -25,6 +26,7 @@ from assets.reconciliation import reconciliation
 from pipelines.alerting import alert_sensors, freshness_checks
 from pipelines.automation import warehouse_refresh_sensor
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
+from pipelines.client.errors import ServiceError
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
 from pipelines.partitions import range_tags
 from pipelines.resources import ServiceResource, WarehouseResource
@@ -34,6 +36,8 @@ EXTRACTION_ASSETS = [CURRENT_STATE, DATED]
 # What is built from the lake for analysts.
 WAREHOUSE_ASSETS = [warehouse_marts]
 ALL_ASSETS = [*EXTRACTION_ASSETS, *WAREHOUSE_ASSETS]
+# The one table a scheduled day's run fetches when the service cannot be asked (`not_started`).
+NOT_STARTED = dg.AssetKey("accounts")
 # Evaluated on their own by Dagster's freshness sensor, never as a step of a run.
 FRESHNESS_CHECKS = freshness_checks(DATED, CURRENT_STATE)
 
@@ -87,6 +91,14 @@ reconcile_job = dg.define_asset_job(
 )
 
 
+def not_started(today: date) -> dg.RunRequest:
+    """The day's one run when the service refused the key or did not answer: only `accounts`
+    (the current state, no partition), which fails the same way, so the failure is a failed
+    run that the alert sensors tell, and no daily partition is planned to show failed while
+    the data is held; the next good run materializes `accounts` again."""
+    return dg.RunRequest(run_key=f"daily-{today}-not-started", asset_selection=[NOT_STARTED])
+
+
 @dg.schedule(
     cron_schedule="0 6 * * *",
     execution_timezone="UTC",
@@ -104,7 +116,12 @@ def daily_schedule(
 ) -> list[dg.RunRequest]:
     today = context.scheduled_execution_time.date()
     settings = service.settings(warehouse).model_copy(update={"today": today})
-    plan = plan_daily(warehouse.destination().lake, account_ids(settings), settings)
+    try:
+        accounts = account_ids(settings)
+    except ServiceError as error:
+        context.log.warning(f"the daily runs were not started: {error}")
+        return [not_started(today)]
+    plan = plan_daily(warehouse.destination().lake, accounts, settings)
     starts = {account: plan.account_start(account) for account in plan.accounts}
     days = {account: (plan.end - start).days + 1 for account, start in starts.items()}
     requests = []

@@ -11,6 +11,7 @@ from typing import Annotated, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
+from pydantic_core import PydanticUseDefault
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from warehouse.spec import ECONOMICS_LAG_DAYS
@@ -29,6 +30,16 @@ DEFAULT_HISTORY_DAYS = 30
 S = TypeVar("S", bound=BaseSettings)
 # An optional setting set to "" is unset: compose and env files write empty values.
 BLANK_IS_UNSET = BeforeValidator(lambda value: None if value == "" else value)
+
+
+def _default_if_blank(value: object) -> object:
+    if value == "":
+        raise PydanticUseDefault
+    return value
+
+
+# The same for a setting with a default: "" takes the default.
+BLANK_IS_DEFAULT = BeforeValidator(_default_if_blank)
 
 
 class ConfigurationError(ValueError):
@@ -165,9 +176,13 @@ class AlertSettings(BaseSettings):
         default=None, alias="ADWH_ALERT_SMTP_URL"
     )
     email_to: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADWH_ALERT_EMAIL_TO")
-    email_from: str = Field(default="ads-warehouse@localhost", alias="ADWH_ALERT_EMAIL_FROM")
+    email_from: Annotated[str, BLANK_IS_DEFAULT] = Field(
+        default="ads-warehouse@localhost", alias="ADWH_ALERT_EMAIL_FROM"
+    )
     # The address of the Dagster UI people open, for the link to the run in each alert.
-    ui_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_UI_URL")
+    ui_url: Annotated[str, BLANK_IS_DEFAULT] = Field(
+        default="http://127.0.0.1:3000", alias="ADWH_UI_URL"
+    )
     # The key the runs send (`ADS_API_KEY`): scrubbed from every message, whatever carries it.
     api_key: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(default=None, alias="ADS_API_KEY")
 

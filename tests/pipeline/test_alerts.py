@@ -9,6 +9,7 @@ The sensors are Dagster's run status sensors, evaluated here as the daemon evalu
 import json
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from email import message_from_bytes, policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -19,10 +20,11 @@ from aiosmtpd.smtp import AuthResult
 
 from bench import scenarios
 from bench.deployment import free_port
-from pipelines.definitions import defs
+from pipelines.definitions import daily_schedule, defs
+from pipelines.execute import QUIET
 from pipelines.instance import open_instance
 from pipelines.notify import Alert, Finding, deliver, scrubbed
-from pipelines.resources import WarehouseResource
+from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.settings import AlertSettings
 from sandbox.faults import FaultPlan
 from tests.conftest import E_MAIL, SECRET
@@ -234,3 +236,37 @@ def test_a_key_or_an_address_in_a_cause_never_reaches_a_message(home, webhook, m
     assert SECRET not in hook["text"] and not E_MAIL.findall(hook["text"])
     assert "<key>" in hook["text"] and "<e-mail address>" in hook["text"]
     assert scrubbed("a@b.io", []) == "<e-mail address>"
+
+
+def test_a_scheduled_day_the_key_is_refused_is_one_failed_run_told_with_nothing_planned(
+    home, served, destinations, monkeypatch
+):
+    """The schedule asks the service before it packs the day's runs; refused, it starts one
+    run of `accounts` alone (no partition planned), which fails as the key does, and is told."""
+    webhook, _ = destinations
+    _, url = served
+    monkeypatch.setenv("ADS_API_BASE_URL", url)
+    monkeypatch.setenv("ADS_API_KEY", "revoked-" + SECRET)
+    resources = {"service": ServiceResource(), "warehouse": WarehouseResource()}
+    when = datetime(2026, 11, 23, 6, tzinfo=UTC)
+    with dg.build_schedule_context(scheduled_execution_time=when, resources=resources) as context:
+        (request,) = daily_schedule.evaluate_tick(context).run_requests
+    assert request.asset_selection == [dg.AssetKey("accounts")]
+    with open_instance() as instance:
+        result = defs.resolve_job_def("extract").execute_in_process(
+            instance=instance,
+            run_config=QUIET,
+            tags=request.tags,
+            asset_selection=request.asset_selection,
+            raise_on_error=False,
+        )
+        planned = instance.get_records_for_run(
+            result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+        ).records
+    assert not result.success
+    assert [r.event_log_entry.dagster_event.asset_key for r in planned] == [dg.AssetKey("accounts")]
+    assert evaluate(result.run_id) is None
+    (hook,) = webhook.received
+    assert hook["text"].startswith("ads-warehouse: run failed: accounts")
+    assert "GET /v1/me: 401" in hook["text"]
+    assert_nothing_secret([hook["text"]])
