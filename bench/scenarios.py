@@ -9,6 +9,7 @@ every outcome is compared with.
 """
 
 import contextlib
+import http.server
 import io
 import json
 import os
@@ -17,15 +18,18 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
+from datetime import time as dt_time
 from pathlib import Path
 
 import duckdb
 
+from bench.deployment import free_port
 from bench.lake_reader import WAREHOUSE, partition_digests
 from pipelines import execute
 from pipelines.cli import main
@@ -330,6 +334,97 @@ def isolated_run(
                 asked[request.path] = min(asked.get(request.path, day), day)
     healed = refill.code == 0 and warehouse_digest(home) == expected
     return IsolatedRun(outcome, differs, refill, asked, healed)
+
+
+# ---------------------------------------------------------------------------- alerts
+@contextlib.contextmanager
+def webhook() -> Iterator[tuple[str, list[str]]]:
+    """A Slack-compatible webhook on 127.0.0.1: its URL, and the texts POSTed to it."""
+    received: list[str] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["content-length"]))
+            received.append(json.loads(body)["text"])
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/hook", received
+    finally:
+        server.shutdown()
+
+
+def evaluate_alert_sensor(run_id: str) -> object:
+    """The run status sensor that watches `run_id`'s status, evaluated on it as the daemon
+    does, in the instance of the current `ADWH_HOME`: None once it sent, else its SkipReason."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+    from pipelines.instance import open_instance
+    from pipelines.resources import WarehouseResource
+
+    with open_instance() as instance:
+        run = instance.get_run_by_id(run_id)
+        failed = run.status is dg.DagsterRunStatus.FAILURE
+        kind = dg.DagsterEventType.RUN_FAILURE if failed else dg.DagsterEventType.RUN_SUCCESS
+        (record,) = instance.get_records_for_run(run_id, of_type=kind).records
+        name = "alert_on_failure" if failed else "alert_on_success"
+        context = dg.build_run_status_sensor_context(
+            sensor_name=name,
+            dagster_event=record.event_log_entry.dagster_event,
+            dagster_instance=instance,
+            dagster_run=run,
+            resources={"warehouse": WarehouseResource()},
+        )
+        sensor = defs.resolve_sensor_def(name)
+        return sensor(context.for_run_failure() if failed else context)
+
+
+def alerts_of_runs(home: Path) -> list[str]:
+    """What the alert sensors send of every run `home`'s instance holds, to a local webhook."""
+    from pipelines.instance import open_instance
+
+    with webhook() as (url, received), environment(home, ADWH_ALERT_WEBHOOK_URL=url):
+        with open_instance() as instance:
+            runs = [run.run_id for run in reversed(instance.get_runs())]
+        for run_id in runs:
+            evaluate_alert_sensor(run_id)
+    return received
+
+
+def scheduled_day(home: Path, **env: str) -> tuple[int, list[str]]:
+    """The daily schedule's tick at 06:00 of TODAY, its runs executed in process: how many
+    runs it started, and what the alert sensors sent of them."""
+    import dagster as dg
+
+    from pipelines.definitions import daily_schedule, defs
+    from pipelines.instance import open_instance
+    from pipelines.resources import ServiceResource, WarehouseResource
+
+    resources = {"service": ServiceResource(), "warehouse": WarehouseResource()}
+    when = datetime.combine(TODAY, dt_time(6), UTC)
+    with (
+        environment(home, **env),
+        dg.build_schedule_context(scheduled_execution_time=when, resources=resources) as context,
+    ):
+        requests = daily_schedule.evaluate_tick(context).run_requests
+        with open_instance() as instance:
+            for request in requests:
+                defs.resolve_job_def("extract").execute_in_process(
+                    instance=instance,
+                    run_config=execute.QUIET,
+                    tags=request.tags,
+                    asset_selection=request.asset_selection,
+                    raise_on_error=False,
+                )
+    return len(requests), alerts_of_runs(home)
 
 
 # ---------------------------------------------------------------------------- subprocesses

@@ -14,6 +14,9 @@ import orjson
 from sandbox.faults import ConnectionDropped
 from sandbox.service import SandboxService
 
+# Spec 7.1's error `type` of a status a broken route answers with, where it is not the default.
+ERROR_TYPES = {401: "authentication_error", 429: "rate_limit_error"}
+
 
 class SandboxApp:
     """ASGI callable around a `SandboxService`, applying its fault plan."""
@@ -32,7 +35,9 @@ class SandboxApp:
         fault = self.service.faults.pick(number, account) if scope["path"] != "/health" else None
         broken = self.service.faults.broken(scope["path"], account)
         if broken is not None:
-            kind = "api_error" if broken >= 500 else "invalid_request_error"
+            kind = ERROR_TYPES.get(
+                broken, "api_error" if broken >= 500 else "invalid_request_error"
+            )
             body = {"error": {"type": kind, "message": f"{scope['path']} is not available."}}
             await _respond(
                 send, broken, orjson.dumps(body), [(b"content-type", b"application/json")]

@@ -3,15 +3,12 @@ a failed run, a failed check, a column the service started sending, a table not 
 time. Each message names the table, the day and the cause, links to the run, carries no key,
 no destination credential and no e-mail address from the data, and is sent once.
 
-The sensors are Dagster's run status sensors, evaluated here as the daemon evaluates them
-(`build_run_status_sensor_context`) on runs recorded in the home's instance."""
+The sensors are Dagster's run status sensors, evaluated as the daemon evaluates them
+(`bench.scenarios.evaluate_alert_sensor`) on runs recorded in the home's instance."""
 
-import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from email import message_from_bytes, policy
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import dagster as dg
 import pytest
@@ -35,32 +32,11 @@ RECIPIENT = "oncall@example.com"
 SPAN = ("2026-11-20", "2026-11-22")
 
 
-class Webhook(ThreadingHTTPServer):
-    """Collects the JSON bodies POSTed to it, as a Slack incoming webhook receives them."""
-
-    received: list[dict]
-
-
-class _Hook(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["content-length"]))
-        self.server.received.append(json.loads(body))
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
-def webhook() -> Iterator[Webhook]:
-    server = Webhook(("127.0.0.1", free_port()), _Hook)
-    server.received = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
+def webhook() -> Iterator[tuple[str, list[str]]]:
+    """A Slack-compatible webhook on 127.0.0.1: its URL and the texts it received."""
+    with scenarios.webhook() as (url, received):
+        yield url, received
 
 
 class Mailbox:
@@ -99,10 +75,8 @@ def mailbox() -> Iterator[Mailbox]:
 
 
 @pytest.fixture
-def destinations(home, webhook, mailbox, monkeypatch) -> tuple[Webhook, Mailbox]:
-    monkeypatch.setenv(
-        "ADWH_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{webhook.server_port}/hook/{HOOK_TOKEN}"
-    )
+def destinations(home, webhook, mailbox, monkeypatch) -> tuple[tuple[str, list[str]], Mailbox]:
+    monkeypatch.setenv("ADWH_ALERT_WEBHOOK_URL", f"{webhook[0]}/{HOOK_TOKEN}")
     monkeypatch.setenv(
         "ADWH_ALERT_SMTP_URL", f"smtp://alerts:{SMTP_PASSWORD}@127.0.0.1:{mailbox.port}"
     )
@@ -111,29 +85,10 @@ def destinations(home, webhook, mailbox, monkeypatch) -> tuple[Webhook, Mailbox]
     return webhook, mailbox
 
 
-def evaluate(run_id: str) -> object:
-    """The run status sensor that watches the run's status, evaluated on it as the daemon does."""
-    with open_instance() as instance:
-        run = instance.get_run_by_id(run_id)
-        failed = run.status is dg.DagsterRunStatus.FAILURE
-        kind = dg.DagsterEventType.RUN_FAILURE if failed else dg.DagsterEventType.RUN_SUCCESS
-        (record,) = instance.get_records_for_run(run_id, of_type=kind).records
-        name = "alert_on_failure" if failed else "alert_on_success"
-        context = dg.build_run_status_sensor_context(
-            sensor_name=name,
-            dagster_event=record.event_log_entry.dagster_event,
-            dagster_instance=instance,
-            dagster_run=run,
-            resources={"warehouse": WarehouseResource()},
-        )
-        sensor = defs.resolve_sensor_def(name)
-        return sensor(context.for_run_failure() if failed else context)
-
-
-def texts(webhook: Webhook, mailbox: Mailbox) -> list[str]:
+def texts(webhook: tuple[str, list[str]], mailbox: Mailbox) -> list[str]:
     """Everything sent: each webhook text, each e-mail's subject and body."""
     bodies = [m["Subject"] + "\n" + m.get_content() for m in mailbox.messages]
-    return [body["text"] for body in webhook.received] + bodies
+    return webhook[1] + bodies
 
 
 def only_run(job: str) -> str:
@@ -157,10 +112,9 @@ def test_a_failed_run_is_told_once_to_both_destinations_naming_what_and_where(
     outcome = scenarios.adwh(home, scenarios.run_args(scenarios.SHORT), scenarios.FEW_RETRIES)
     assert outcome.code == 1
     run_id = only_run("daily")
-    assert evaluate(run_id) is None  # sent
-    (hook,) = webhook.received
+    assert scenarios.evaluate_alert_sensor(run_id) is None  # sent
+    (text,) = webhook[1]
     (mail,) = mailbox.messages
-    text = hook["text"]
     assert text.startswith("ads-warehouse: run failed: workflow_campaigns, workflow_performance")
     assert "2026-11-20..2026-11-22" in text and "account " in text and "source workflows" in text
     assert "GET /v1/workflows?limit=100: 404" in text
@@ -168,8 +122,10 @@ def test_a_failed_run_is_told_once_to_both_destinations_naming_what_and_where(
     assert mail["To"] == RECIPIENT and mail["Subject"] == text.splitlines()[0]
     assert mailbox.logins == ["alerts"]
     assert_nothing_secret(texts(webhook, mailbox))
-    again = evaluate(run_id)  # a tick evaluated again, or the same failure met again
-    assert isinstance(again, dg.SkipReason) and len(webhook.received) == 1
+    again = scenarios.evaluate_alert_sensor(
+        run_id
+    )  # a tick evaluated again, or the same failure met again
+    assert isinstance(again, dg.SkipReason) and len(webhook[1]) == 1
     assert len(mailbox.messages) == 1
 
 
@@ -193,13 +149,13 @@ def test_a_failed_check_and_a_new_column_are_told_after_a_run_that_succeeded(
     monkeypatch.setattr(embedded, "handle", handle)
     outcome = scenarios.adwh(home, ["run", "--start", SPAN[0], "--end", SPAN[1]])
     assert outcome.code == 1  # the contract held a partition back
-    assert evaluate(only_run("daily")) is None
-    sent = [body["text"] for body in webhook.received]
+    assert scenarios.evaluate_alert_sensor(only_run("daily")) is None
+    sent = webhook[1]
     (check,) = [t for t in sent if t.startswith("ads-warehouse: check failed: campaign_metrics")]
     assert "contract: held back" in check and SPAN[1] in check and "currency" in check
     (column,) = [t for t in sent if t.startswith("ads-warehouse: schema changed: campaigns")]
     assert "serving_region" in column
-    assert len(mailbox.messages) == len(webhook.received) == 2
+    assert len(mailbox.messages) == len(webhook[1]) == 2
     assert_nothing_secret(texts(webhook, mailbox))
 
 
@@ -207,11 +163,11 @@ def test_a_table_not_updated_in_time_is_told(home, destinations):
     webhook, mailbox = destinations
     with open_instance() as instance:
         result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
-    assert evaluate(result.run_id) is None
-    (hook,) = webhook.received
-    assert hook["text"].startswith("ads-warehouse: not fresh: ")
-    assert "campaign_metrics" in hook["text"] and "due " in hook["text"]
-    assert "freshness_check:" in hook["text"] and len(mailbox.messages) == 1
+    assert scenarios.evaluate_alert_sensor(result.run_id) is None
+    (text,) = webhook[1]
+    assert text.startswith("ads-warehouse: not fresh: ")
+    assert "campaign_metrics" in text and "due " in text
+    assert "freshness_check:" in text and len(mailbox.messages) == 1
 
 
 def test_without_a_destination_nothing_is_sent_and_nothing_fails(home, embedded, monkeypatch):
@@ -219,22 +175,22 @@ def test_without_a_destination_nothing_is_sent_and_nothing_fails(home, embedded,
         monkeypatch.delenv(name, raising=False)
     with open_instance() as instance:
         result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
-    skipped = evaluate(result.run_id)
+    skipped = scenarios.evaluate_alert_sensor(result.run_id)
     assert isinstance(skipped, dg.SkipReason) and "no alert destination" in skipped.skip_message
 
 
 def test_a_key_or_an_address_in_a_cause_never_reaches_a_message(home, webhook, monkeypatch):
     """Whatever a cause carries (it never should), the message does not."""
-    monkeypatch.setenv("ADWH_ALERT_WEBHOOK_URL", f"http://127.0.0.1:{webhook.server_port}/h")
+    monkeypatch.setenv("ADWH_ALERT_WEBHOOK_URL", webhook[0])
     monkeypatch.setenv("ADS_API_KEY", SECRET)
     cause = f"GET /v1/x: 401 key {SECRET} of jane.doe+ads@shop.example.co.uk refused"
     alert = Alert(
         "run failed", "daily 1234", "http://ui/runs/1", (Finding("run failed", "t", "d", cause),)
     )
     assert deliver([alert], AlertSettings(), home) == [alert]
-    (hook,) = webhook.received
-    assert SECRET not in hook["text"] and not E_MAIL.findall(hook["text"])
-    assert "<key>" in hook["text"] and "<e-mail address>" in hook["text"]
+    (text,) = webhook[1]
+    assert SECRET not in text and not E_MAIL.findall(text)
+    assert "<key>" in text and "<e-mail address>" in text
     assert scrubbed("a@b.io", []) == "<e-mail address>"
 
 
@@ -265,8 +221,8 @@ def test_a_scheduled_day_the_key_is_refused_is_one_failed_run_told_with_nothing_
         ).records
     assert not result.success
     assert [r.event_log_entry.dagster_event.asset_key for r in planned] == [dg.AssetKey("accounts")]
-    assert evaluate(result.run_id) is None
-    (hook,) = webhook.received
-    assert hook["text"].startswith("ads-warehouse: run failed: accounts")
-    assert "GET /v1/me: 401" in hook["text"]
-    assert_nothing_secret([hook["text"]])
+    assert scenarios.evaluate_alert_sensor(result.run_id) is None
+    (text,) = webhook[1]
+    assert text.startswith("ads-warehouse: run failed: accounts")
+    assert "GET /v1/me: 401" in text
+    assert_nothing_secret([text])
