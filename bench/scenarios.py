@@ -114,7 +114,7 @@ def calendar() -> dict[str, str]:
 @contextlib.contextmanager
 def environment(home: Path, **extra: str) -> Iterator[None]:
     """The contract's variables for one run: this home, the fixed reference date, `extra`."""
-    saved = {name: os.environ.get(name) for name in ENV_NAMES}
+    saved = {name: os.environ.get(name) for name in (*ENV_NAMES, *extra)}
     for name in ENV_NAMES:
         os.environ.pop(name, None)
     os.environ.update({"ADWH_HOME": str(home), **calendar(), **extra})
@@ -301,29 +301,53 @@ def faulty_run(
 
 @dataclass
 class IsolatedRun:
-    """A run with one route failing throughout, then the next daily run without the fault."""
+    """A run with one thing failing throughout, then the next daily run without it."""
 
     outcome: Outcome
+    seconds: float  # how long the failing run took to end
     differs: set[str]  # the warehouse's tables that are not a clean run's after the run
+    alerts: list[str]  # what the alert sensors sent of the runs it recorded
     refill: Outcome  # the next daily run
     asked_from: dict[str, date]  # the first day it asked each dated path for
     healed: bool  # after it, the warehouse is a clean run's
+    lost: set[str]  # the tables that are still not a clean run's after it
+
+
+Tamper = Callable[[SandboxService], Callable[[], None]]
 
 
 def isolated_run(
-    home: Path, span: tuple[date, date], plan: FaultPlan, config: dict | None = None
+    home: Path,
+    span: tuple[date, date],
+    plan: FaultPlan = NO_FAULTS,
+    config: dict | None = None,
+    tamper: Tamper | None = None,
+    **env: str,
 ) -> IsolatedRun:
-    """Run `span` (from an empty home whose first day is the span's) under `plan`, then the
-    daily job with the service healed: what failed must be failed alone, and the next daily
-    run must fetch the failed source's days again."""
+    """Run `span` (from an empty home whose first day is the span's) under `plan`, `tamper`
+    (a change to the sandbox's answers, undone after) and `env`, then the daily job with the
+    service healed: what failed must be failed alone, and the next daily run must fetch the
+    failed source's days again."""
     clean = clean_run(span)
     new_home(home, clean)
     first_day = {"ADWH_START_DATE": span[0].isoformat()}
-    with faults(plan):
-        outcome = adwh(home, run_args(span), config, **first_day)
+    started = time.monotonic()
+    with faults(plan) as service:
+        undo = tamper(service) if tamper else None
+        try:
+            outcome = adwh(home, run_args(span), config, **first_day, **env)
+        finally:
+            if undo:
+                undo()
+    seconds = time.monotonic() - started
+    alerts = alerts_of_runs(home)
     expected = warehouse_digest(clean)
-    held = warehouse_digest(home) if (home / WAREHOUSE).exists() else {}
-    differs = {table for table, digest in expected.items() if held.get(table) != digest}
+
+    def differing() -> set[str]:
+        held = warehouse_digest(home) if (home / WAREHOUSE).exists() else {}
+        return {table for table, digest in expected.items() if held.get(table) != digest}
+
+    differs = differing()
     with faults(NO_FAULTS) as service:
         refill = adwh(home, ["run"], config, **first_day)
         asked: dict[str, date] = {}
@@ -332,8 +356,28 @@ def isolated_run(
             if start is not None:
                 day = date.fromisoformat(start)
                 asked[request.path] = min(asked.get(request.path, day), day)
-    healed = refill.code == 0 and warehouse_digest(home) == expected
-    return IsolatedRun(outcome, differs, refill, asked, healed)
+    lost = differing()
+    healed = refill.code == 0 and not lost
+    return IsolatedRun(outcome, seconds, differs, alerts, refill, asked, healed, lost)
+
+
+def tampered(path: str, day: str, change: dict) -> Tamper:
+    """A tamper: `path`'s rows of `day` answered with `change` applied (a contract break)."""
+
+    def tamper(service: SandboxService) -> Callable[[], None]:
+        original = service.handle
+
+        def handle(method, path_asked, query, headers):
+            status, body, extra = original(method, path_asked, query, headers)
+            if path_asked == path and body and "data" in body:
+                rows = [r | change if r.get("date") == day else r for r in body["data"]]
+                body = {**body, "data": rows}
+            return status, body, extra
+
+        service.handle = handle
+        return lambda: delattr(service, "handle")
+
+    return tamper
 
 
 # ---------------------------------------------------------------------------- alerts

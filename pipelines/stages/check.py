@@ -29,7 +29,10 @@ def keeping_contract(
         try:
             validate(schema, part, day.isoformat())
         except ContractError as error:
+            # Held like a bad value's day: not recorded as held, so the next daily run asks
+            # for it again (`pipelines/catch_up.py`).
             outcome.held_back.append(str(error))
+            outcome.held_days.add(day)
             continue
         good_days.append(day)
         good_frames.append(part)

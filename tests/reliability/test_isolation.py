@@ -40,8 +40,26 @@ def test_a_failing_route_fails_its_tables_alone_and_the_next_daily_run_fills_the
     assert f"{source}: GET {route}" in run.outcome.line and f": {status} " in run.outcome.line
     assert run.outcome.line.startswith("adwh: account ")
     assert run.differs == tables  # every other table is a clean run's, in the warehouse
+    (alert,) = run.alerts
+    assert alert.startswith(f"ads-warehouse: run failed: {', '.join(sorted(tables))}\n")
     assert run.healed, run.refill.err
     failed_paths = {p for p in run.asked_from if p.startswith(dated_prefix or route)}
     assert failed_paths and {run.asked_from[p] for p in failed_paths} == {SPAN[0]}
     lookback = {run.asked_from[p] for p in run.asked_from if p not in failed_paths}
     assert lookback == {date(2026, 11, 20)}  # the others: only the lookback
+
+
+def test_a_day_that_broke_its_contract_is_asked_again_by_the_next_daily_run(tmp_path):
+    """Held back, the day keeps what the lake held and is not recorded as held: the next daily
+    run reaches back for it, past the lookback."""
+    tamper = scenarios.tampered("/v1/campaign-metrics", "2026-11-18", {"currency": "usd"})
+    run = scenarios.isolated_run(
+        tmp_path / "home", SPAN, config=scenarios.FEW_RETRIES, tamper=tamper
+    )
+    assert run.outcome.code == 1 and scenarios.one_line(run.outcome)
+    assert "campaign_metrics partition 2026-11-18 broke its contract" in run.outcome.line
+    assert run.differs == {"campaign_metrics"}
+    (alert,) = run.alerts
+    assert alert.startswith("ads-warehouse: check failed: campaign_metrics\n")
+    assert run.asked_from["/v1/campaign-metrics"] == date(2026, 11, 18)
+    assert run.healed, run.refill.err
