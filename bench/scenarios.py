@@ -29,6 +29,11 @@ from pathlib import Path
 
 import duckdb
 
+# The Dagster partitions of this process start here, read once when the definitions load
+# (below): early enough for every range a scenario runs, whatever today's date (by default
+# they start 30 days back, which moves past the scenarios' fixed days). The tests set the same.
+os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
+
 from bench.deployment import free_port
 from bench.lake_reader import WAREHOUSE, partition_digests
 from pipelines import execute
@@ -305,6 +310,7 @@ class IsolatedRun:
 
     outcome: Outcome
     seconds: float  # how long the failing run took to end
+    runs: int  # the Dagster runs it started (none when it could not start its work)
     differs: set[str]  # the warehouse's tables that are not a clean run's after the run
     alerts: list[str]  # what the alert sensors sent of the runs it recorded
     refill: Outcome  # the next daily run
@@ -340,6 +346,7 @@ def isolated_run(
             if undo:
                 undo()
     seconds = time.monotonic() - started
+    started_runs = len(recorded_runs(home))
     alerts = alerts_of_runs(home)
     expected = warehouse_digest(clean)
 
@@ -358,7 +365,7 @@ def isolated_run(
                 asked[request.path] = min(asked.get(request.path, day), day)
     lost = differing()
     healed = refill.code == 0 and not lost
-    return IsolatedRun(outcome, seconds, differs, alerts, refill, asked, healed, lost)
+    return IsolatedRun(outcome, seconds, started_runs, differs, alerts, refill, asked, healed, lost)
 
 
 def tampered(path: str, day: str, change: dict) -> Tamper:
@@ -431,13 +438,18 @@ def evaluate_alert_sensor(run_id: str) -> object:
         return sensor(context.for_run_failure() if failed else context)
 
 
-def alerts_of_runs(home: Path) -> list[str]:
-    """What the alert sensors send of every run `home`'s instance holds, to a local webhook."""
+def recorded_runs(home: Path) -> list[str]:
+    """The ids of the runs `home`'s instance holds, oldest first."""
     from pipelines.instance import open_instance
 
+    with environment(home), open_instance() as instance:
+        return [run.run_id for run in reversed(instance.get_runs())]
+
+
+def alerts_of_runs(home: Path) -> list[str]:
+    """What the alert sensors send of every run `home`'s instance holds, to a local webhook."""
+    runs = recorded_runs(home)
     with webhook() as (url, received), environment(home, ADWH_ALERT_WEBHOOK_URL=url):
-        with open_instance() as instance:
-            runs = [run.run_id for run in reversed(instance.get_runs())]
         for run_id in runs:
             evaluate_alert_sensor(run_id)
     return received

@@ -182,7 +182,7 @@ def partial_rows(scratch: Path) -> list[Partial]:
                 run.seconds,
                 run.outcome.line,
                 tables - len(run.differs),
-                sorted(run.differs),
+                sorted(run.differs) if run.runs else ["no run started, nothing planned"],
                 [alert.splitlines()[0] for alert in alerts],
                 run.healed,
                 sorted(run.lost),

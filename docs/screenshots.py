@@ -4,7 +4,9 @@ Runs the demo in a scratch `ADWH_HOME`, starts `dagster dev` from the repository
 and drives headless Chromium (Debian's package, through Playwright) to the pages a newcomer
 opens: the asset graph down to the marts, a mart's lineage back to the table it reads, an
 asset with its columns and latest materialization, its contract and reconciliation checks, a
-mart's columns (every one, typed, with the dbt docs' descriptions) and its dbt tests.
+mart's columns (every one, typed, with the dbt docs' descriptions) and its dbt tests. Between
+the demo and the pictures, a daily run with a refused key and a good one: the graph and a
+table's partitions must show nothing failed.
 Each page is checked for what it must show before it is captured, so a screenshot of an empty
 UI fails instead of landing in the docs.
 """
@@ -31,10 +33,36 @@ TODAY = "2026-11-23"
 VIEWPORT = {"width": 1600, "height": 1000}
 
 
-def run_demo(home: Path) -> None:
-    env = {**os.environ, "ADWH_HOME": str(home), "ADWH_TODAY": TODAY}
+def adwh(home: Path, *argv: str, check: bool = True, **extra: str) -> None:
+    env = {**os.environ, "ADWH_HOME": str(home), "ADWH_TODAY": TODAY, **extra}
     env.pop("DAGSTER_HOME", None)
-    subprocess.run([str(ROOT / ".venv/bin/adwh"), "demo"], env=env, check=True, cwd=ROOT)
+    subprocess.run([str(ROOT / ".venv/bin/adwh"), *argv], env=env, check=check, cwd=ROOT)
+
+
+def run_demo(home: Path) -> None:
+    adwh(home, "demo")
+
+
+def bad_key_then_good_run(home: Path) -> None:
+    """A daily run whose key the service refuses (the sandbox over HTTP, another key), then a
+    good daily run: the UI must show no failed partition for data the warehouse holds."""
+    port = str(PORT + 1)
+    serve = [str(ROOT / ".venv/bin/adwh"), "sandbox", "serve", "--port", port]
+    server = subprocess.Popen(serve, env={**os.environ, "ADWH_TODAY": TODAY}, cwd=ROOT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{url}/health", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        adwh(home, "run", check=False, ADS_API_BASE_URL=url, ADS_API_KEY="revoked-key")
+    finally:
+        server.terminate()
+        server.wait(30)
+    adwh(home, "run")
 
 
 @contextmanager
@@ -98,6 +126,7 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="adwh-screens-"))
     try:
         run_demo(home)
+        bad_key_then_good_run(home)
         with dagster_dev(home) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
             page = browser.new_page(viewport=VIEWPORT)
@@ -132,6 +161,12 @@ def main() -> int:
                     f"{base}/assets/mart_account_daily?view=checks",
                     ["Latest execution", "failing rows"],
                     "mart-checks",
+                ),
+                capture(
+                    page,
+                    f"{base}/assets/campaign_metrics?view=partitions",
+                    ["Partitions", "Materialized"],
+                    "partitions-after-bad-key",
                 ),
             ]
             browser.close()

@@ -188,6 +188,16 @@ def check_service(settings: Settings) -> list[str]:
     return asyncio.run(go())
 
 
+def check_tables(tables: tuple[str, ...]) -> None:
+    """Refuse a table name the warehouse does not have, before anything else is asked."""
+    from pipelines.execute import selection
+
+    try:
+        selection(tables)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 def writable_home(home: Path) -> Path:
     try:
         home.mkdir(parents=True, exist_ok=True)
@@ -210,15 +220,12 @@ def command_run(
 ) -> int:
     """`catch_up`: the daily run, each account from its own first day in [start, end]."""
     from pipelines.destination import Destination
-    from pipelines.execute import run_pipeline, selection
+    from pipelines.execute import run_pipeline
     from pipelines.progress import live
     from pipelines.report import print_summary
     from warehouse.secrets import PseudonymKeyError
 
-    try:
-        selection(tables)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    check_tables(tables)
     if not from_raw:
         check_retention(settings.today, end, tables)
     if not from_raw and not catch_up:  # the daily range was planned through the same check
@@ -365,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings()
         if args.command == "run":
             tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
+            check_tables(tables)
             start, end = resolve_range(settings, args.start, args.end, tables)
             daily = args.start is None
             return command_run(settings, start, end, tables=tables, catch_up=daily)
