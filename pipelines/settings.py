@@ -42,6 +42,16 @@ def _default_if_blank(value: object) -> object:
 BLANK_IS_DEFAULT = BeforeValidator(_default_if_blank)
 
 
+def _split_commas(value: object) -> object:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+# A list given as one variable: comma-separated, blanks around each item ignored.
+COMMA_SEPARATED = BeforeValidator(_split_commas)
+
+
 class ConfigurationError(ValueError):
     """A user-supplied setting is unusable; the message names the setting."""
 
@@ -124,7 +134,9 @@ class Settings(HomeSettings, CalendarSettings):
 
     base_url: Annotated[str | None, BLANK_IS_UNSET] = Field(default=None, alias="ADS_API_BASE_URL")
     api_key: SecretStr | None = Field(default=None, alias="ADS_API_KEY")
-    account_ids: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADS_ACCOUNT_IDS")
+    account_ids: Annotated[tuple[str, ...], NoDecode, COMMA_SEPARATED] = Field(
+        default=(), alias="ADS_ACCOUNT_IDS"
+    )
     # The stand-in used when no base URL is set (`pipelines/plugin.py`).
     sandbox: str = Field(default="sandbox", alias="ADWH_SANDBOX")
     # The recent days the daily job re-reads, yesterday included: services restate recent
@@ -139,13 +151,6 @@ class Settings(HomeSettings, CalendarSettings):
     )
     # The Dagster webserver `adwh backfill` hands its runs to (`make dagster`, or deploy/).
     dagster_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_DAGSTER_URL")
-
-    @field_validator("account_ids", mode="before")
-    @classmethod
-    def _split_ids(cls, value: object) -> object:
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
 
     @model_validator(mode="after")
     def _key_required_for_real_service(self) -> "Settings":
@@ -175,7 +180,9 @@ class AlertSettings(BaseSettings):
     smtp_url: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(
         default=None, alias="ADWH_ALERT_SMTP_URL"
     )
-    email_to: Annotated[tuple[str, ...], NoDecode] = Field(default=(), alias="ADWH_ALERT_EMAIL_TO")
+    email_to: Annotated[tuple[str, ...], NoDecode, COMMA_SEPARATED] = Field(
+        default=(), alias="ADWH_ALERT_EMAIL_TO"
+    )
     email_from: Annotated[str, BLANK_IS_DEFAULT] = Field(
         default="ads-warehouse@localhost", alias="ADWH_ALERT_EMAIL_FROM"
     )
@@ -185,13 +192,6 @@ class AlertSettings(BaseSettings):
     )
     # The key the runs send (`ADS_API_KEY`): scrubbed from every message, whatever carries it.
     api_key: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(default=None, alias="ADS_API_KEY")
-
-    @field_validator("email_to", mode="before")
-    @classmethod
-    def _split_addresses(cls, value: object) -> object:
-        if isinstance(value, str):
-            return tuple(part.strip() for part in value.split(",") if part.strip())
-        return value
 
     @field_validator("smtp_url")
     @classmethod

@@ -11,15 +11,7 @@ warehouse.
 
 import time
 
-import pytest
-
 from bench import scenarios
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _clean_runs():
-    yield
-    scenarios.remove_clean_runs()
 
 
 def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_lost(tmp_path):

@@ -27,12 +27,6 @@ FAULTS = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _clean_runs():
-    yield
-    scenarios.remove_clean_runs()
-
-
 @pytest.mark.parametrize("kind", FAULTS)
 def test_a_run_under_faults_ends_with_the_clean_warehouse(home, kind):
     run = scenarios.faulty_run(

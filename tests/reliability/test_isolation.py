@@ -24,12 +24,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _clean_runs():
-    yield
-    scenarios.remove_clean_runs()
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_a_failing_route_fails_its_tables_alone_and_the_next_daily_run_fills_them(tmp_path, case):
     route, status, source, tables, dated_prefix = CASES[case]
