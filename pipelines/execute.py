@@ -66,8 +66,8 @@ def configured_service() -> ServiceResource:
 
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
     """Fill `summary` from the run's record: per table, the partitions' rows summed and the
-    run's own figures; the failed steps, else the first failed check (contract or dbt test),
-    are the failure."""
+    run's own figures; the first failed check (contract or dbt test) when no step failed before
+    it, else every failed step, is the failure."""
     records = instance.get_records_for_run(run_id, of_type=OUTCOME_EVENTS, limit=1_000_000)
     lines: dict[str, TableLine] = {}
     failure, failed_steps = None, []
@@ -94,11 +94,11 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
         else:
             evaluation = event.event_specific_data
             failed = not evaluation.passed and evaluation.severity is dg.AssetCheckSeverity.ERROR
-            if failed and failure is None:
-                failure = failed_check(evaluation)
+            if failed and failure is None and not failed_steps:
+                failure = failed_check(evaluation)  # a failed step after it is its consequence
     summary.tables = list(lines.values())
-    # Every failed step, in one line: each names its own sources and accounts.
-    summary.failure = "; ".join(dict.fromkeys(failed_steps)) or failure
+    # The first failed check; else every failed step, in one line: each names its sources.
+    summary.failure = failure or "; ".join(dict.fromkeys(failed_steps)) or None
 
 
 def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:

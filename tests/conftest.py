@@ -37,6 +37,30 @@ os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 # without it, a worker whose first test sets one starts its partitions on that day.
 import pipelines.partitions  # noqa: E402, F401
 
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, each worker starts with its share of the tests marked `slow`.
+
+    The work-stealing scheduler hands each worker a contiguous share of the collection and
+    lets idle workers take from the others' tails; a minutes-long test collected late (the
+    crash test, the deployment's fan-out) started minutes in and ran alone at the end, the
+    suite's tail (it ended 3 minutes after the others once). Placed at the head of each
+    share, the slow tests run side by side from the start. The order is the same on every
+    worker, as xdist requires."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if workers < 2 or not slow:
+        return
+    rest = iter([item for item in items if not item.get_closest_marker("slow")])
+    ordered, remaining = [], len(items)
+    for share in range(workers):
+        size = remaining // (workers - share)  # as the scheduler cuts its shares
+        head = slow[share::workers]
+        ordered += head + [item for _, item in zip(range(size - len(head)), rest, strict=False)]
+        remaining -= size
+    items[:] = ordered + list(rest)
+
+
 TODAY = date(2026, 11, 23)
 # The warehouse's first day in the tests' homes: most of their runs start on it.
 FIRST_DAY = date(2026, 10, 1)

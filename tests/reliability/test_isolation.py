@@ -1,10 +1,12 @@
-"""A route that fails throughout fails its own tables alone: every other table of the run is
-published and built into the warehouse as a clean run's, the run fails naming the account,
-the source, the request and the cause in one line, and the next daily run, with the service
-healed, fetches the failed source's days again and ends with a clean run's warehouse.
+"""What fails fails alone: three sources broken three ways in one run (a route answering 404,
+a route failing past its retries, a day breaking its contract). Every other table of the run
+is published and built into the warehouse as a clean run's, the run fails naming each
+account, source, request and cause in one line, each failure is alerted, and the next daily
+run, with the service healed, fetches each failed source's days again (past the lookback) and
+ends with a clean run's warehouse.
 
-Per account (an agency's client in trouble) in tests/pipeline/test_packed_runs.py; longer and
-more varied in `make soak`."""
+Per account (an agency's client in trouble) in tests/pipeline/test_packed_runs.py; each case
+alone, with the budget, a revoked key and an unreachable service, in `make soak`."""
 
 from datetime import date
 
@@ -15,45 +17,43 @@ from sandbox.faults import FaultPlan
 
 # Longer than the lookback: the next daily run must reach back for the failed days itself.
 SPAN = (date(2026, 11, 15), date(2026, 11, 22))
+BROKEN_DAY = date(2026, 11, 18)
+PLAN = FaultPlan(
+    broken_routes=(
+        # a retired or region-limited endpoint: the workflows list, which the performance needs
+        ("/v1/workflows", 404),
+        # a route failing past every retry
+        ("/v1/campaign-metrics", 503),
+    )
+)
+# a day of one source breaking its contract (a lowercase currency)
+TAMPER = scenarios.tampered("/v1/adgroup-metrics", BROKEN_DAY.isoformat(), {"currency": "usd"})
 WORKFLOWS = {"workflows", "workflow_campaigns", "workflow_performance"}
-CASES = {
-    # a retired or region-limited endpoint: the workflows list, which the performance needs
-    "404": ("/v1/workflows", 404, "source workflows", WORKFLOWS, "/v1/workflows/"),
-    # a route failing past every retry
-    "503": ("/v1/campaign-metrics", 503, "source campaign_metrics", {"campaign_metrics"}, None),
-}
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_a_failing_route_fails_its_tables_alone_and_the_next_daily_run_fills_them(tmp_path, case):
-    route, status, source, tables, dated_prefix = CASES[case]
-    plan = FaultPlan(broken_routes=((route, status),))
-    run = scenarios.isolated_run(tmp_path / "home", SPAN, plan, scenarios.FEW_RETRIES)
+@pytest.mark.slow
+def test_what_fails_fails_alone_is_told_and_the_next_daily_run_fills_it(tmp_path):
+    run = scenarios.isolated_run(tmp_path / "home", SPAN, PLAN, scenarios.FEW_RETRIES, TAMPER)
 
     assert run.outcome.code == 1 and scenarios.one_line(run.outcome), run.outcome.err
-    assert f"{source}: GET {route}" in run.outcome.line and f": {status} " in run.outcome.line
-    assert run.outcome.line.startswith("adwh: account ")
-    assert run.differs == tables  # every other table is a clean run's, in the warehouse
-    (alert,) = run.alerts
-    assert alert.startswith(f"ads-warehouse: run failed: {', '.join(sorted(tables))}\n")
-    assert run.healed, run.refill.err
-    failed_paths = {p for p in run.asked_from if p.startswith(dated_prefix or route)}
-    assert failed_paths and {run.asked_from[p] for p in failed_paths} == {SPAN[0]}
-    lookback = {run.asked_from[p] for p in run.asked_from if p not in failed_paths}
-    assert lookback == {date(2026, 11, 20)}  # the others: only the lookback
+    line = run.outcome.line
+    assert line.startswith("adwh: ") and line.count("account ") >= 3
+    assert "source workflows: GET /v1/workflows?limit=100: 404 " in line
+    assert "source campaign_metrics: GET /v1/campaign-metrics?" in line and ": 503 " in line
+    # every other table is a clean run's, in the warehouse
+    assert run.differs == {*WORKFLOWS, "campaign_metrics", "adgroup_metrics"}
+    check, failed = sorted(run.alerts)
+    assert check.startswith("ads-warehouse: check failed: adgroup_metrics\n")
+    assert str(BROKEN_DAY) in check and "contract: held back" in check
+    tables = ", ".join(sorted({*WORKFLOWS, "campaign_metrics"}))
+    assert failed.startswith(f"ads-warehouse: run failed: {tables}\n")
 
-
-def test_a_day_that_broke_its_contract_is_asked_again_by_the_next_daily_run(tmp_path):
-    """Held back, the day keeps what the lake held and is not recorded as held: the next daily
-    run reaches back for it, past the lookback."""
-    tamper = scenarios.tampered("/v1/campaign-metrics", "2026-11-18", {"currency": "usd"})
-    run = scenarios.isolated_run(
-        tmp_path / "home", SPAN, config=scenarios.FEW_RETRIES, tamper=tamper
-    )
-    assert run.outcome.code == 1 and scenarios.one_line(run.outcome)
-    assert "campaign_metrics partition 2026-11-18 broke its contract" in run.outcome.line
-    assert run.differs == {"campaign_metrics"}
-    (alert,) = run.alerts
-    assert alert.startswith("ads-warehouse: check failed: campaign_metrics\n")
-    assert run.asked_from["/v1/campaign-metrics"] == date(2026, 11, 18)
     assert run.healed, run.refill.err
+    asked = run.asked_from
+    assert asked["/v1/campaign-metrics"] == SPAN[0]
+    performance = {asked[p] for p in asked if p.startswith("/v1/workflows/")}
+    assert performance == {SPAN[0]}
+    assert asked["/v1/adgroup-metrics"] == BROKEN_DAY
+    failing = {"/v1/campaign-metrics", "/v1/adgroup-metrics"}
+    others = {asked[p] for p in asked if p not in failing and not p.startswith("/v1/workflows/")}
+    assert others == {date(2026, 11, 20)}  # the others: only the lookback
