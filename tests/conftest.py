@@ -44,21 +44,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     The work-stealing scheduler hands each worker a contiguous share of the collection and
     lets idle workers take from the others' tails; a minutes-long test collected late (the
     crash test, the deployment's fan-out) started minutes in and ran alone at the end, the
-    suite's tail (it ended 3 minutes after the others once). Placed at the head of each
-    share, the slow tests run side by side from the start. The order is the same on every
-    worker, as xdist requires."""
+    suite's tail. Placed at the head of the shares, longest first, each to the share with the
+    least slow work so far (`slow(seconds=…)`: about what it takes in the suite), the slow
+    tests run side by side from the start. Every worker computes the same order, as xdist
+    requires."""
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     slow = [item for item in items if item.get_closest_marker("slow")]
     if workers < 2 or not slow:
         return
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    for item in sorted(slow, key=lambda item: -slow_seconds(item)):
+        share = load.index(min(load))
+        heads[share].append(item)
+        load[share] += slow_seconds(item)
     rest = iter([item for item in items if not item.get_closest_marker("slow")])
     ordered, remaining = [], len(items)
-    for share in range(workers):
+    for share, head in enumerate(heads):
         size = remaining // (workers - share)  # as the scheduler cuts its shares
-        head = slow[share::workers]
         ordered += head + [item for _, item in zip(range(size - len(head)), rest, strict=False)]
         remaining -= size
     items[:] = ordered + list(rest)
+
+
+def slow_seconds(item: pytest.Item) -> float:
+    return float(item.get_closest_marker("slow").kwargs.get("seconds", 60))
 
 
 TODAY = date(2026, 11, 23)

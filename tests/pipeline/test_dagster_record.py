@@ -144,7 +144,7 @@ def refresh_requests(instance: dg.DagsterInstance) -> list[dg.RunRequest]:
         return sensor.evaluate_tick(context).run_requests or []
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=50)
 def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_once_nothing_runs(home, embedded):
     """As a backfill or the accounts' runs do: the sensor, on by default, requests the whole
     warehouse once tables changed and no run is queued or in progress; not after a full run,

@@ -16,7 +16,7 @@ import pytest
 from bench import scenarios
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=150)
 def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_lost(tmp_path):
     """The first night's run dies mid-lake; the next completes. A later run dies while
     building the DuckDB file: the previous warehouse stays as it was, and the next completes.
