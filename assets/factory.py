@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
+from pipelines.alerting import FRESHNESS_POLICY
 from pipelines.partitions import backfill_policy, daily_partitions
 from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.runner import (
@@ -67,6 +68,7 @@ def extraction_step(name: str, families: dict[str, Sequence[Source]]) -> dg.Asse
             owners=OWNERS,
             tags={"layout": o.schema.layout.value},
             skippable=True,
+            freshness_policy=FRESHNESS_POLICY,
         )
         for family, o in outputs
     ]

@@ -1,51 +1,76 @@
 """Alerts through Dagster's public sensors: a run failed, a check failed (contracts,
-reconciliation, dbt tests, freshness), the service started sending a column, a daily table
-was not updated in time. What each says, and where it goes, is `pipelines/notify.py`.
+reconciliation, dbt tests), the service started sending a column, a table was not updated in
+time. What each says, and where it goes, is `pipelines/notify.py`.
 
 - `alert_on_failure` (a run failure sensor) and `alert_on_success` (a run status sensor on
   success: checks fail without failing their run) read each finished run's record once
   (`pipelines/run_record.findings`), in the daemon that `dagster dev` and the deployment run;
   runs the CLI records in the same instance are read there too.
-- Freshness: every extraction table has Dagster's freshness check (the dated ones: yesterday's
-  partition by `FRESHNESS_DEADLINE`; the current state: updated within a day by then), shown
-  on the asset in the UI and evaluated by Dagster's freshness sensor; a check that fails is an
-  alert like any other.
+- Freshness: every extraction table carries Dagster's `FreshnessPolicy` (updated in the day
+  before 09:00 UTC), which the UI shows on the asset and Dagster's freshness daemon judges.
+  That policy is judged per asset, not per partition, and its alerts are Dagster+'s; so the
+  `alert_on_late_tables` sensor says the day that is late: a daily table whose yesterday's
+  partition is not materialized by the deadline, a current-state table not updated in the day
+  before it. Dagster's freshness checks would say so too, but an asset's checks run in every
+  run that materializes it (backfills, the UI's): a step and 33 evaluations more per run, and a
+  backfill of old days judged late while it runs.
 """
 
-import warnings
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from pipelines.notify import Alert, deliver
+from pipelines.notify import Alert, Finding, deliver
 from pipelines.resources import WarehouseResource
 from pipelines.run_record import findings
 from pipelines.settings import AlertSettings, load_settings
 
-# Dagster 1.12 marks freshness checks superseded by `FreshnessPolicy`, which is evaluated per
-# asset, not per partition (a backfill of an old day makes a late table look fresh), and whose
-# alerts are Dagster+'s; the checks say "yesterday's partition is late", and their failures
-# are check evaluations the run sensors below read. Chosen knowingly (ARCHITECTURE.md).
-warnings.filterwarnings(
-    "ignore", category=dg.SupersessionWarning, message=".*(freshness_checks|FreshnessPolicy).*"
-)
 # When yesterday's rows must be in: three hours after the daily schedule (06:00 UTC).
 FRESHNESS_DEADLINE = "0 9 * * *"
+FRESHNESS_POLICY = dg.FreshnessPolicy.cron(
+    deadline_cron=FRESHNESS_DEADLINE, lower_bound_delta=timedelta(days=1)
+)
 NO_DESTINATION = "no alert destination is set (ADWH_ALERT_WEBHOOK_URL, ADWH_ALERT_SMTP_URL)"
 
 
-def freshness_checks(
-    dated: dg.AssetsDefinition, current: dg.AssetsDefinition
-) -> list[dg.AssetChecksDefinition]:
-    """A daily table is late when yesterday's partition is not materialized by the deadline;
-    a current-state table, when it was not updated within the day before it."""
-    return [
-        *dg.build_time_partition_freshness_checks(assets=[dated], deadline_cron=FRESHNESS_DEADLINE),
-        *dg.build_last_update_freshness_checks(
-            assets=[current], lower_bound_delta=timedelta(days=1), deadline_cron=FRESHNESS_DEADLINE
-        ),
-    ]
+def last_deadline(now: datetime) -> datetime:
+    """The most recent 09:00 UTC at or before `now`."""
+    today = now.astimezone(UTC).replace(hour=9, minute=0, second=0, microsecond=0)
+    return today if today <= now else today - timedelta(days=1)
+
+
+def late_tables(
+    instance: dg.DagsterInstance, assets: Sequence[dg.AssetsDefinition], now: datetime
+) -> list[Finding]:
+    """The tables late at the last deadline: a daily table whose partition of the day before
+    is not materialized, a current-state table not updated in the day before the deadline.
+    A table never materialized is not late: nothing keeps it up to date yet."""
+    deadline = last_deadline(now)
+    day = (deadline - timedelta(days=1)).date().isoformat()
+    due = f"due {deadline:%Y-%m-%d %H:%M} UTC"
+    late = []
+    for asset in assets:
+        for key in asset.keys:
+            latest = instance.get_latest_materialization_event(key)
+            if latest is None:
+                continue
+            table = key.to_user_string()
+            if asset.partitions_def is None:
+                if latest.timestamp < (deadline - timedelta(days=1)).timestamp():
+                    updated = datetime.fromtimestamp(latest.timestamp, UTC)
+                    cause = f"last updated {updated:%Y-%m-%d %H:%M} UTC, not in the day before"
+                    late.append(Finding("not fresh", table, due, cause))
+                continue
+            status = instance.get_status_by_partition(key, [day], asset.partitions_def) or {}
+            if status.get(day) is not dg.AssetPartitionStatus.MATERIALIZED:
+                cause = f"the partition {day} is not materialized ({_status(status.get(day))})"
+                late.append(Finding("not fresh", table, due, cause))
+    return late
+
+
+def _status(status: dg.AssetPartitionStatus | None) -> str:
+    return "never fetched" if status is None else status.value.lower().replace("_", " ")
 
 
 def alerts_of(instance: dg.DagsterInstance, run: dg.DagsterRun, ui_url: str) -> list[Alert]:
@@ -54,7 +79,7 @@ def alerts_of(instance: dg.DagsterInstance, run: dg.DagsterRun, ui_url: str) -> 
     for finding in findings(instance, run):
         by_kind.setdefault(finding.kind, []).append(finding)
     link = f"{ui_url.rstrip('/')}/runs/{run.run_id}"
-    name = f"{run.job_name} {run.run_id[:8]}"
+    name = f"Run {run.job_name} {run.run_id[:8]}"
     return [Alert(kind, name, link, tuple(found)) for kind, found in by_kind.items()]
 
 
@@ -68,8 +93,8 @@ def _alert(
     return None if sent else dg.SkipReason(f"nothing new to tell of run {run.run_id}")
 
 
-def alert_sensors() -> Sequence[dg.SensorDefinition]:
-    """The two run sensors, on by default: with no destination set they send nothing."""
+def alert_sensors(extraction: Sequence[dg.AssetsDefinition]) -> Sequence[dg.SensorDefinition]:
+    """The alert sensors, on by default: with no destination set they send nothing."""
 
     @dg.run_failure_sensor(
         name="alert_on_failure",
@@ -90,4 +115,24 @@ def alert_sensors() -> Sequence[dg.SensorDefinition]:
     def alert_on_success(context: dg.RunStatusSensorContext, warehouse: WarehouseResource):
         return _alert(context.instance, context.dagster_run, warehouse)
 
-    return [alert_on_failure, alert_on_success]
+    @dg.sensor(
+        name="alert_on_late_tables",
+        minimum_interval_seconds=600,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Every 10 minutes: a daily table whose yesterday's partition is not "
+        "materialized by 09:00 UTC, or a current-state table not updated in the day before, "
+        "to the destinations set (once a day per table).",
+    )
+    def alert_on_late_tables(context: dg.SensorEvaluationContext, warehouse: WarehouseResource):
+        settings = load_settings(AlertSettings)
+        if not settings.configured:
+            return dg.SkipReason(NO_DESTINATION)
+        late = late_tables(context.instance, extraction, datetime.now(UTC))
+        if not late:
+            return dg.SkipReason("every table is fresh")
+        link = f"{settings.ui_url.rstrip('/')}/assets"
+        alert = Alert("not fresh", "Assets", link, tuple(late))
+        sent = deliver([alert], settings, warehouse.settings().home)
+        return None if sent else dg.SkipReason("the late tables were told already")
+
+    return [alert_on_failure, alert_on_success, alert_on_late_tables]

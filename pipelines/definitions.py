@@ -23,7 +23,7 @@ from assets.dated import DATED
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
 from assets.reconciliation import reconciliation
-from pipelines.alerting import alert_sensors, freshness_checks
+from pipelines.alerting import alert_sensors
 from pipelines.automation import warehouse_refresh_sensor
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
 from pipelines.client.errors import ServiceError
@@ -38,19 +38,9 @@ WAREHOUSE_ASSETS = [warehouse_marts]
 ALL_ASSETS = [*EXTRACTION_ASSETS, *WAREHOUSE_ASSETS]
 # The one table a scheduled day's run fetches when the service cannot be asked (`not_started`).
 NOT_STARTED = dg.AssetKey("accounts")
-# Evaluated on their own by Dagster's freshness sensor, never as a step of a run.
-FRESHNESS_CHECKS = freshness_checks(DATED, CURRENT_STATE)
-
-
-def assets_and_checks(*assets: dg.AssetsDefinition) -> dg.AssetSelection:
-    """`assets` with their checks, but the freshness checks."""
-    selected = dg.AssetSelection.assets(*assets)
-    return selected - dg.AssetSelection.checks(*FRESHNESS_CHECKS)
-
-
 daily_job = dg.define_asset_job(
     "daily",
-    selection=assets_and_checks(*ALL_ASSETS),
+    selection=dg.AssetSelection.assets(*ALL_ASSETS),
     description="Every table for a range of days (current-state tables as of today), then the "
     "DuckDB warehouse.",
 )
@@ -58,7 +48,7 @@ daily_job = dg.define_asset_job(
 
 extract_job = dg.define_asset_job(
     EXTRACT_JOB,
-    selection=assets_and_checks(*EXTRACTION_ASSETS),
+    selection=dg.AssetSelection.assets(*EXTRACTION_ASSETS),
     description="Every table for a range of days, without the warehouse: the job of the daily "
     "schedule's and `adwh backfill`'s runs, each over a pack of accounts (tag adwh/accounts); "
     "the warehouse is built once after them by the warehouse_refresh sensor.",
@@ -71,14 +61,6 @@ warehouse_job = dg.define_asset_job(
     description="The DuckDB warehouse and its marts from what the lake holds now: after a run "
     "whose extraction failed in part (Dagster skips every step after a failed one, so the "
     "tables that were published reach the warehouse through this run), or by hand.",
-)
-
-
-freshness_job = dg.define_asset_job(
-    "freshness",
-    selection=dg.AssetSelection.checks(*FRESHNESS_CHECKS),
-    description="Every table's freshness check now (the `freshness` sensor runs them on its "
-    "own): yesterday's partition in by 09:00 UTC, the current state updated within a day.",
 )
 
 
@@ -138,26 +120,17 @@ def daily_schedule(
 
 defs = dg.Definitions(
     assets=[*ALL_ASSETS, lake_housekeeping],
-    asset_checks=[reconciliation, *FRESHNESS_CHECKS],
+    asset_checks=[reconciliation],
     jobs=[
         daily_job,
         extract_job,
         warehouse_job,
-        freshness_job,
         reconcile_job,
         lake_housekeeping_job,
     ],
     schedules=[daily_schedule, lake_housekeeping_schedule],
     sensors=[
-        *alert_sensors(),
-        dg.build_sensor_for_freshness_checks(
-            freshness_checks=FRESHNESS_CHECKS,
-            name="freshness",
-            minimum_interval_seconds=600,
-            # Off after set-up, as the daily schedule is: a warehouse nothing keeps up to date
-            # yet is not late, and would be told so for every table each day.
-            default_status=dg.DefaultSensorStatus.STOPPED,
-        ),
+        *alert_sensors(EXTRACTION_ASSETS),
         warehouse_refresh_sensor(
             [key for asset in EXTRACTION_ASSETS for key in asset.keys],
             [key for asset in WAREHOUSE_ASSETS for key in asset.keys],

@@ -57,7 +57,7 @@ class Alert:
     """The findings of one run of one kind, with the link to the run in the UI."""
 
     kind: str
-    run: str  # the job and run id people see
+    run: str  # what it is about, as people see it: "Run daily 2e0e8a6e", "Assets"
     link: str
     findings: tuple[Finding, ...]
 
@@ -68,7 +68,7 @@ class Alert:
 
     def text(self) -> str:
         lines = [self.subject, *(f"- {finding.line()}" for finding in self.findings)]
-        return "\n".join([*lines, f"Run {self.run}: {self.link}"])
+        return "\n".join([*lines, f"{self.run}: {self.link}"])
 
 
 def scrubbed(text: str, secrets: Iterable[str]) -> str:

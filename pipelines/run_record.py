@@ -4,8 +4,6 @@ Dagster keeps every step failure and check evaluation in the instance; these tur
 the one line a person needs (our errors already say what went wrong in words).
 """
 
-from datetime import UTC, datetime
-
 import dagster as dg
 
 from pipelines.notify import Finding
@@ -44,9 +42,6 @@ def failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
 RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
 PARTITION_TAG = "dagster/partition"
 ACCOUNTS_TAG = "adwh/accounts"
-# The check `dg.build_*_freshness_checks` name theirs.
-FRESHNESS_CHECK = "freshness_check"
-FRESHNESS_TICK = "dagster/latest_cron_tick_timestamp"
 
 
 def run_days(run: dg.DagsterRun) -> str:
@@ -61,7 +56,7 @@ def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
     """What went wrong in `run`, from its record: each table a failed step was to materialize
     and did not (with the step's error, which names the account, source and request; Dagster
     records no per-asset failure event here), each failed check
-    (contracts, reconciliation, dbt tests, freshness), each column the service started
+    (contracts, reconciliation, dbt tests), each column the service started
     sending."""
     days, accounts = run_days(run), run.tags.get(ACCOUNTS_TAG, "")
     records = instance.get_records_for_run(run.run_id, of_type=FINDING_EVENTS, limit=100_000)
@@ -80,16 +75,9 @@ def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
         elif event.event_type is dg.DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.event_specific_data
             if not evaluation.passed:
-                fresh = evaluation.check_name == FRESHNESS_CHECK
-                found.append(
-                    Finding(
-                        "not fresh" if fresh else "check failed",
-                        evaluation.asset_key.to_user_string(),
-                        deadline(evaluation) if fresh else days,
-                        check_cause(evaluation),
-                        accounts,
-                    )
-                )
+                table = evaluation.asset_key.to_user_string()
+                cause = check_cause(evaluation)
+                found.append(Finding("check failed", table, days, cause, accounts))
         else:
             entry = record.event_log_entry
             reported = entry.asset_materialization or entry.asset_observation
@@ -113,12 +101,6 @@ FINDING_EVENTS = {
     dg.DagsterEventType.ASSET_MATERIALIZATION,
     dg.DagsterEventType.ASSET_OBSERVATION,
 }
-
-
-def deadline(evaluation: dg.AssetCheckEvaluation) -> str:
-    """The deadline a freshness check found missed: what day's data is late."""
-    tick = metadata_value(evaluation.metadata.get(FRESHNESS_TICK, 0))
-    return f"due {datetime.fromtimestamp(float(tick), UTC):%Y-%m-%d %H:%M} UTC" if tick else "now"
 
 
 def check_cause(evaluation: dg.AssetCheckEvaluation) -> str:

@@ -17,7 +17,8 @@ from aiosmtpd.smtp import AuthResult
 
 from bench import scenarios
 from bench.deployment import free_port
-from pipelines.definitions import daily_schedule, defs
+from pipelines.alerting import FRESHNESS_POLICY
+from pipelines.definitions import EXTRACTION_ASSETS, daily_schedule, defs
 from pipelines.execute import QUIET
 from pipelines.instance import open_instance
 from pipelines.notify import Alert, Finding, deliver, scrubbed
@@ -159,24 +160,44 @@ def test_a_failed_check_and_a_new_column_are_told_after_a_run_that_succeeded(
     assert_nothing_secret(texts(webhook, mailbox))
 
 
-def test_a_table_not_updated_in_time_is_told(home, destinations):
-    webhook, mailbox = destinations
+def late_tables_sensor() -> object:
+    """`alert_on_late_tables` evaluated once, as the daemon does, on the home's instance."""
     with open_instance() as instance:
-        result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
-    assert scenarios.evaluate_alert_sensor(result.run_id) is None
+        resources = {"warehouse": WarehouseResource()}
+        with dg.build_sensor_context(instance=instance, resources=resources) as context:
+            return defs.resolve_sensor_def("alert_on_late_tables")(context)
+
+
+def test_a_table_not_updated_in_time_is_told_once_and_every_table_shows_its_policy(
+    home, embedded, destinations
+):
+    """The pictures' days are long past: yesterday's partition (by this machine's clock) is
+    not in by 09:00 UTC for any daily table, while the current state was fetched just now."""
+    webhook, mailbox = destinations
+    assert isinstance(late_tables_sensor(), dg.SkipReason)  # nothing held: nothing is late
+    assert scenarios.adwh(home, ["run", "--start", SPAN[0], "--end", SPAN[1]]).code == 0
+    assert late_tables_sensor() is None
     (text,) = webhook[1]
-    assert text.startswith("ads-warehouse: not fresh: ")
-    assert "campaign_metrics" in text and "due " in text
-    assert "freshness_check:" in text and len(mailbox.messages) == 1
+    assert text.startswith("ads-warehouse: not fresh: ") and "campaign_metrics" in text
+    assert "due " in text and "is not materialized (never fetched)" in text
+    assert "campaigns ·" not in text  # the current state is fresh
+    assert text.endswith("Assets: http://127.0.0.1:3000/assets") and len(mailbox.messages) == 1
+    assert isinstance(late_tables_sensor(), dg.SkipReason)  # told once
+    graph = defs.resolve_asset_graph()
+    policies = {
+        graph.get(key).freshness_policy for asset in EXTRACTION_ASSETS for key in asset.keys
+    }
+    assert policies == {FRESHNESS_POLICY}
 
 
 def test_without_a_destination_nothing_is_sent_and_nothing_fails(home, embedded, monkeypatch):
     for name in ("ADWH_ALERT_WEBHOOK_URL", "ADWH_ALERT_SMTP_URL", "ADWH_ALERT_EMAIL_TO"):
         monkeypatch.delenv(name, raising=False)
-    with open_instance() as instance:
-        result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
-    skipped = scenarios.evaluate_alert_sensor(result.run_id)
+    assert scenarios.adwh(home, ["run", "--start", SPAN[0], "--end", SPAN[1]]).code == 0
+    skipped = scenarios.evaluate_alert_sensor(only_run("daily"))
     assert isinstance(skipped, dg.SkipReason) and "no alert destination" in skipped.skip_message
+    late = late_tables_sensor()
+    assert isinstance(late, dg.SkipReason) and "no alert destination" in late.skip_message
 
 
 def test_a_key_or_an_address_in_a_cause_never_reaches_a_message(home, webhook, monkeypatch):
