@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import sys
 from datetime import date, timedelta
+from importlib.metadata import version
 from pathlib import Path
 from typing import NoReturn
 
@@ -46,6 +47,7 @@ def _date(value: str) -> date:
 
 def parser() -> argparse.ArgumentParser:
     root = Parser(prog="adwh", description=__doc__)
+    root.add_argument("--version", action="version", version=f"adwh {version('ads-warehouse')}")
     commands = root.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="materialize every asset for a date range")
     run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
@@ -115,7 +117,9 @@ def resolve_range(
         raise UsageError(f"--start {start} is after --end {end}")
     yesterday = settings.today - timedelta(days=1)
     if end > yesterday:
-        raise UsageError(f"--end {end} is after yesterday ({yesterday}, from ADWH_TODAY)")
+        raise UsageError(
+            f"--end {end} is after yesterday ({yesterday}, from {settings.today_source})"
+        )
     check_first_day(settings, start)
     return start, end
 
@@ -145,7 +149,7 @@ def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date
     return plan.start, plan.end
 
 
-def check_retention(today: date, end: date, tables: tuple[str, ...]) -> None:
+def check_retention(settings: Settings, end: date, tables: tuple[str, ...]) -> None:
     """Refuse a range the service no longer answers for a table the user named.
 
     The spec keeps the optimization history 90 days and the change log 12 months. A run of
@@ -159,11 +163,12 @@ def check_retention(today: date, end: date, tables: tuple[str, ...]) -> None:
         named = [o.schema.name for o in source.outputs if o.schema.name in tables]
         if source.retention_days is None or not named:
             continue
-        oldest = today - timedelta(days=source.retention_days)
+        oldest = settings.today - timedelta(days=source.retention_days)
         if end < oldest:
             raise UsageError(
                 f"{', '.join(named)}: the service keeps {source.retention_days} days, back to "
-                f"{oldest} (from ADWH_TODAY {today}); --end {end} is before that"
+                f"{oldest} (from {settings.today_source} {settings.today}); --end {end} is "
+                "before that"
             )
 
 
@@ -227,7 +232,7 @@ def command_run(
 
     check_tables(tables)
     if not from_raw:
-        check_retention(settings.today, end, tables)
+        check_retention(settings, end, tables)
     if not from_raw and not catch_up:  # the daily range was planned through the same check
         check_service(settings)
     destination = Destination.of(settings)  # a secret's pseudonym key, checked

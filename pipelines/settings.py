@@ -125,6 +125,11 @@ class CalendarSettings(BaseSettings):
         return self
 
     @property
+    def today_source(self) -> str:
+        """Where the reference date came from, for messages that name it."""
+        return "ADWH_TODAY" if "today" in self.model_fields_set else "today's UTC date"
+
+    @property
     def first_day(self) -> date:
         return self.start_date or self.today - timedelta(days=DEFAULT_HISTORY_DAYS)
 
@@ -231,4 +236,17 @@ def load_settings(model: type[S] = Settings, **overrides: object) -> S:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "configuration"
-        raise ConfigurationError(f"{where}: {first['msg']}") from None
+        given = first.get("input")
+        shown = where not in SECRET_SETTINGS and isinstance(given, str | int | float)
+        raise ConfigurationError(
+            f"{where}: {first['msg']}" + (f" (got {given!r})" if shown else "")
+        ) from None
+
+
+# Settings whose value a message never repeats: keys, and URLs that hold a token or password.
+SECRET_SETTINGS = {
+    "ADS_API_KEY",
+    "ADWH_PSEUDONYM_KEY",
+    "ADWH_ALERT_WEBHOOK_URL",
+    "ADWH_ALERT_SMTP_URL",
+}

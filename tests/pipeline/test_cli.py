@@ -185,3 +185,32 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(home, tmp_pa
     assert main(["demo", "--days", "3"]) == 0
     assert (tmp_path / "data" / "warehouse.duckdb").exists()
     assert (tmp_path / "data" / "lake" / "campaign_metrics" / "_delta_log").is_dir()
+
+
+def test_a_date_past_yesterday_names_where_today_came_from(home, capsys, monkeypatch):
+    argv = ["run", "--start", "2026-11-01", "--end", "2099-01-01"]
+    assert main(argv) == 2
+    assert "from ADWH_TODAY)" in capsys.readouterr().err  # the tests' homes set it
+    monkeypatch.delenv("ADWH_TODAY")
+    assert main(argv) == 2
+    assert "from today's UTC date)" in capsys.readouterr().err
+
+
+def test_a_bad_setting_repeats_its_value_and_never_a_secrets(home, capsys, monkeypatch):
+    from pipelines.settings import AlertSettings, ConfigurationError, load_settings
+
+    monkeypatch.setenv("ADWH_LOOKBACK_DAYS", "three")
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("adwh: ADWH_LOOKBACK_DAYS: ") and err.endswith("(got 'three')")
+    monkeypatch.setenv("ADWH_ALERT_SMTP_URL", "ftp://alerts:hunter2-secret@mail.example")
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(AlertSettings)
+    assert "smtp://" in str(refused.value) and "hunter2-secret" not in str(refused.value)
+
+
+def test_the_version_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("adwh 0.")
