@@ -16,6 +16,7 @@ from filelock import FileLock, Timeout
 from pipelines.client.errors import ServiceError
 from pipelines.settings import (
     DEFAULT_HISTORY_DAYS,
+    SANDBOX_KEY,
     SANDBOX_PRESETS,
     ConfigurationError,
     Settings,
@@ -45,31 +46,39 @@ def _date(value: str) -> date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
+FIRST_DAY_HELP = "first date (YYYY-MM-DD), on or after ADWH_START_DATE"
+LAST_DAY_HELP = "last date (YYYY-MM-DD), inclusive, at most yesterday (from ADWH_TODAY)"
+
+
 def parser() -> argparse.ArgumentParser:
     root = Parser(prog="adwh", description=__doc__)
     root.add_argument("--version", action="version", version=f"adwh {version('ads-warehouse')}")
     commands = root.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="materialize every asset for a date range")
-    run.add_argument("--start", type=_date, help="first date (YYYY-MM-DD)")
-    run.add_argument("--end", type=_date, help="last date (YYYY-MM-DD), inclusive")
+    run.add_argument("--start", type=_date, help=FIRST_DAY_HELP + "; neither: the daily run")
+    run.add_argument("--end", type=_date, help=LAST_DAY_HELP)
     run.add_argument("--tables", default="", help="comma-separated tables (default: all)")
     backfill = commands.add_parser(
         "backfill", help="a range for every account as Dagster backfills, small accounts packed"
     )
-    backfill.add_argument("--start", type=_date, required=True)
-    backfill.add_argument("--end", type=_date, required=True)
+    backfill.add_argument("--start", type=_date, required=True, help=FIRST_DAY_HELP)
+    backfill.add_argument("--end", type=_date, required=True, help=LAST_DAY_HELP)
     backfill.add_argument(
         "--accounts", default="", help="comma-separated accounts (default: all the key reaches)"
     )
     rebuild = commands.add_parser("rebuild", help="re-derive lake and warehouse from raw pages")
-    rebuild.add_argument("--start", type=_date, required=True)
-    rebuild.add_argument("--end", type=_date, required=True)
+    rebuild.add_argument("--start", type=_date, required=True, help=FIRST_DAY_HELP)
+    rebuild.add_argument(
+        "--end", type=_date, required=True, help="last date (YYYY-MM-DD), inclusive; may be today"
+    )
     demo = commands.add_parser("demo", help="run the last 30 days on the sandbox and show a table")
     # The warehouse's first day by default: after the demo, every Dagster partition is filled.
-    demo.add_argument("--days", type=int, default=DEFAULT_HISTORY_DAYS)
+    demo.add_argument(
+        "--days", type=int, default=DEFAULT_HISTORY_DAYS, help="days up to yesterday (%(default)s)"
+    )
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
     history = commands.add_parser("history", help="the versions of a lake table")
-    history.add_argument("table")
+    history.add_argument("table", help="a lake table, e.g. campaign_metrics")
     history.add_argument("--limit", type=int, help="the newest N versions only")
     lake = commands.add_parser("lake", help="the lake's housekeeping, time travel, migration")
     lake_commands = lake.add_subparsers(dest="lake_command", required=True)
@@ -79,17 +88,19 @@ def parser() -> argparse.ArgumentParser:
     vacuum.add_argument("tables", nargs="*", help="default: every table")
     vacuum.add_argument("--keep-hours", type=int, help="default: ADWH_LAKE_KEEP_HOURS (0)")
     export = lake_commands.add_parser("export", help="a table as of a version, to Parquet")
-    export.add_argument("table")
-    export.add_argument("--version", type=int, required=True)
-    export.add_argument("--output", type=Path, required=True)
+    export.add_argument("table", help="a lake table, e.g. campaign_metrics")
+    export.add_argument("--version", type=int, required=True, help="its version (adwh history)")
+    export.add_argument("--output", type=Path, required=True, help="the Parquet file to write")
     migrate = lake_commands.add_parser("migrate", help="convert a Hive Parquet lake to Delta")
     migrate.add_argument("--from", dest="source", type=Path, help="default: $ADWH_HOME/lake")
     sandbox = commands.add_parser("sandbox", help="the embedded sandbox service")
     sandbox_commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
     serve = sandbox_commands.add_parser("serve", help="serve the sandbox on 127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--preset", choices=SANDBOX_PRESETS, default="small")
-    serve.add_argument("--key", default="sandbox")
+    serve.add_argument("--port", type=int, default=8765, help="on 127.0.0.1 (%(default)s)")
+    serve.add_argument(
+        "--preset", choices=SANDBOX_PRESETS, default="small", help="how much data (%(default)s)"
+    )
+    serve.add_argument("--key", default=SANDBOX_KEY, help="the bearer key it accepts (%(default)s)")
     serve.add_argument(
         "--variant",
         type=int,

@@ -214,3 +214,28 @@ def test_the_version_is_one_line(capsys):
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.startswith("adwh 0.")
+
+
+def every_option(parser) -> list[tuple[str, object]]:
+    """(command path, action) of every argument of `parser` and its subcommands."""
+    import argparse
+
+    found = []
+    for action in parser._actions:  # argparse keeps no public list of its arguments
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += [(f"{name} {path}".strip(), a) for path, a in every_option(sub)]
+        elif not isinstance(action, argparse._HelpAction):
+            found.append(("", action))
+    return found
+
+
+def test_every_command_and_option_says_what_it_is():
+    from pipelines.cli import parser
+
+    silent = [
+        f"adwh {path} {action.dest}".replace("  ", " ")
+        for path, action in every_option(parser())
+        if not action.help
+    ]
+    assert silent == []
