@@ -16,7 +16,7 @@ time. What each says, and where it goes, is `pipelines/notify.py`.
   backfill of old days judged late while it runs.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
@@ -26,17 +26,17 @@ from pipelines.resources import WarehouseResource
 from pipelines.run_record import findings
 from pipelines.settings import AlertSettings, load_settings
 
-# When yesterday's rows must be in: three hours after the daily schedule (06:00 UTC).
-FRESHNESS_DEADLINE = "0 9 * * *"
+# When yesterday's rows must be in (UTC): three hours after the daily schedule (06:00 UTC).
+DEADLINE_HOUR = 9
 FRESHNESS_POLICY = dg.FreshnessPolicy.cron(
-    deadline_cron=FRESHNESS_DEADLINE, lower_bound_delta=timedelta(days=1)
+    deadline_cron=f"0 {DEADLINE_HOUR} * * *", lower_bound_delta=timedelta(days=1)
 )
 NO_DESTINATION = "no alert destination is set (ADWH_ALERT_WEBHOOK_URL, ADWH_ALERT_SMTP_URL)"
 
 
 def last_deadline(now: datetime) -> datetime:
-    """The most recent 09:00 UTC at or before `now`."""
-    today = now.astimezone(UTC).replace(hour=9, minute=0, second=0, microsecond=0)
+    """The most recent deadline (DEADLINE_HOUR UTC) at or before `now`."""
+    today = now.astimezone(UTC).replace(hour=DEADLINE_HOUR, minute=0, second=0, microsecond=0)
     return today if today <= now else today - timedelta(days=1)
 
 
@@ -83,14 +83,37 @@ def alerts_of(instance: dg.DagsterInstance, run: dg.DagsterRun, ui_url: str) -> 
     return [Alert(kind, name, link, tuple(found)) for kind, found in by_kind.items()]
 
 
-def _alert(
-    instance: dg.DagsterInstance, run: dg.DagsterRun, warehouse: WarehouseResource
+def _send(
+    warehouse: WarehouseResource,
+    alerts: Callable[[AlertSettings], Sequence[Alert]],
+    nothing_new: str,
 ) -> dg.SkipReason | None:
+    """What every alert sensor does with its alerts (built from the settings, for the UI's
+    address): none when no destination is set, else delivered; a skip when nothing was new."""
     settings = load_settings(AlertSettings)
     if not settings.configured:
         return dg.SkipReason(NO_DESTINATION)
-    sent = deliver(alerts_of(instance, run, settings.ui_url), settings, warehouse.settings().home)
-    return None if sent else dg.SkipReason(f"nothing new to tell of run {run.run_id}")
+    sent = deliver(alerts(settings), settings, warehouse.settings().home)
+    return None if sent else dg.SkipReason(nothing_new)
+
+
+def _alert(
+    instance: dg.DagsterInstance, run: dg.DagsterRun, warehouse: WarehouseResource
+) -> dg.SkipReason | None:
+    return _send(
+        warehouse,
+        lambda settings: alerts_of(instance, run, settings.ui_url),
+        f"nothing new to tell of run {run.run_id}",
+    )
+
+
+def late_alert(
+    instance: dg.DagsterInstance, extraction: Sequence[dg.AssetsDefinition], ui_url: str
+) -> list[Alert]:
+    """The tables late now, as one alert linking to the UI's assets (none when none is)."""
+    late = late_tables(instance, extraction, datetime.now(UTC))
+    link = f"{ui_url.rstrip('/')}/assets"
+    return [Alert("not fresh", "Assets", link, tuple(late))] if late else []
 
 
 def alert_sensors(extraction: Sequence[dg.AssetsDefinition]) -> Sequence[dg.SensorDefinition]:
@@ -109,8 +132,8 @@ def alert_sensors(extraction: Sequence[dg.AssetsDefinition]) -> Sequence[dg.Sens
         run_status=dg.DagsterRunStatus.SUCCESS,
         name="alert_on_success",
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="A run succeeded but a check failed (contract, reconciliation, dbt test, "
-        "freshness) or the service started sending a column: to the destinations set.",
+        description="A run succeeded but a check failed (contract, reconciliation, dbt test) "
+        "or the service started sending a column: to the destinations set.",
     )
     def alert_on_success(context: dg.RunStatusSensorContext, warehouse: WarehouseResource):
         return _alert(context.instance, context.dagster_run, warehouse)
@@ -124,15 +147,10 @@ def alert_sensors(extraction: Sequence[dg.AssetsDefinition]) -> Sequence[dg.Sens
         "to the destinations set (once a day per table).",
     )
     def alert_on_late_tables(context: dg.SensorEvaluationContext, warehouse: WarehouseResource):
-        settings = load_settings(AlertSettings)
-        if not settings.configured:
-            return dg.SkipReason(NO_DESTINATION)
-        late = late_tables(context.instance, extraction, datetime.now(UTC))
-        if not late:
-            return dg.SkipReason("every table is fresh")
-        link = f"{settings.ui_url.rstrip('/')}/assets"
-        alert = Alert("not fresh", "Assets", link, tuple(late))
-        sent = deliver([alert], settings, warehouse.settings().home)
-        return None if sent else dg.SkipReason("the late tables were told already")
+        return _send(
+            warehouse,
+            lambda settings: late_alert(context.instance, extraction, settings.ui_url),
+            "every table is fresh, or its lateness was told already",
+        )
 
     return [alert_on_failure, alert_on_success, alert_on_late_tables]

@@ -38,6 +38,7 @@ WAREHOUSE_ASSETS = [warehouse_marts]
 ALL_ASSETS = [*EXTRACTION_ASSETS, *WAREHOUSE_ASSETS]
 # The one table a scheduled day's run fetches when the service cannot be asked (`not_started`).
 NOT_STARTED = dg.AssetKey("accounts")
+
 daily_job = dg.define_asset_job(
     "daily",
     selection=dg.AssetSelection.assets(*ALL_ASSETS),

@@ -5,7 +5,7 @@ it, once, without secrets:
 
 - **Once.** Each finding has a fingerprint (its kind, table, days and cause, not its run), kept
   in `$ADWH_HOME/alerts/sent`: a sensor tick evaluated again, a retry that fails the same way or
-  a freshness check failing at every tick is not sent twice.
+  a table found late at every tick is not sent twice.
 - **No secret.** A message is built from errors and metadata that never hold the key or an
   e-mail address from the data (the key stays in the client, addresses become pseudonyms
   before anything is written); every text is scrubbed of both all the same before it leaves,

@@ -6,7 +6,9 @@ the one line a person needs (our errors already say what went wrong in words).
 
 import dagster as dg
 
+from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.notify import Finding
+from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
 
 
 def error_line(error: object) -> str:
@@ -38,15 +40,13 @@ def failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
     return f"{table}: dbt test {evaluation.check_name} failed"
 
 
-# The tags a run's days are read from: a range of partitions, or one partition.
-RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
+# The tag of a run of one partition (a range's are `pipelines/partitions.py`'s).
 PARTITION_TAG = "dagster/partition"
-ACCOUNTS_TAG = "adwh/accounts"
 
 
 def run_days(run: dg.DagsterRun) -> str:
     """The days a run covered, as its tags say: `first..last`, one day, or the current state."""
-    first, last = (run.tags.get(tag) for tag in RANGE_TAGS)
+    first, last = run.tags.get(RANGE_START_TAG), run.tags.get(RANGE_END_TAG)
     if first and last:
         return first if first == last else f"{first}..{last}"
     return run.tags.get(PARTITION_TAG) or "current state"
@@ -56,8 +56,7 @@ def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
     """What went wrong in `run`, from its record: each table a failed step was to materialize
     and did not (with the step's error, which names the account, source and request; Dagster
     records no per-asset failure event here), each failed check
-    (contracts, reconciliation, dbt tests), each column the service started
-    sending."""
+    (contracts, reconciliation, dbt tests), each column the service started sending."""
     days, accounts = run_days(run), run.tags.get(ACCOUNTS_TAG, "")
     records = instance.get_records_for_run(run.run_id, of_type=FINDING_EVENTS, limit=100_000)
     found: list[Finding] = []
