@@ -241,7 +241,6 @@ def command_run(
     from pipelines.report import print_summary
     from warehouse.secrets import PseudonymKeyError
 
-    check_tables(tables)
     if not from_raw:
         check_retention(settings, end, tables)
     if not from_raw and not catch_up:  # the daily range was planned through the same check
