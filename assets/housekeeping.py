@@ -24,7 +24,7 @@ def lake_housekeeping(
 ) -> dg.MaterializeResult:
     lake = warehouse.destination().lake
     rows = []
-    for name in lake.tables():
+    for name in lake.every_table():
         before = lake.file_stats(name)
         lake.optimize(name)
         lake.vacuum(name, lake.keep_hours)

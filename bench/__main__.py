@@ -258,11 +258,11 @@ def compaction(server: Server, home: Path) -> list[str]:
     from warehouse.lake import Lake
 
     lake = Lake(home / "lake")
-    before = {name: lake.file_stats(name) for name in lake.tables()}
+    before = {name: lake.file_stats(name) for name in lake.every_table()}
     for command in (["optimize"], ["vacuum"]):
         measure("housekeeping", [str(ROOT / ".venv/bin/adwh"), "lake", *command],
                 pipeline_env(server, home))  # fmt: skip
-    after = {name: lake.file_stats(name) for name in lake.tables()}
+    after = {name: lake.file_stats(name) for name in lake.every_table()}
     lines = [
         "| lake table | files before | median KiB before | files after | median KiB after |",
         "|---|---|---|---|---|",

@@ -172,7 +172,7 @@ def lake_commits(home: Path) -> int:
     lake = Lake(home / "lake")
     return sum(
         v.operation not in ("VACUUM START", "VACUUM END", "OPTIMIZE")
-        for name in lake.tables()
+        for name in lake.every_table()
         for v in lake.history(name)
     )
 

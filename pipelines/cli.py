@@ -5,6 +5,7 @@ Every failure ends in one line on stderr and a non-zero exit; the key never appe
 
 import argparse
 import asyncio
+import subprocess
 import sys
 from datetime import date, timedelta
 from importlib.metadata import version
@@ -77,6 +78,11 @@ def parser() -> argparse.ArgumentParser:
         "--days", type=int, default=DEFAULT_HISTORY_DAYS, help="days up to yesterday (%(default)s)"
     )
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
+    sql = commands.add_parser(
+        "sql",
+        help="DuckDB's shell on the warehouse, read-only, in $ADWH_HOME (lake/… paths resolve)",
+    )
+    sql.add_argument("query", nargs="?", help="SQL to run (default: the shell, or SQL on stdin)")
     history = commands.add_parser("history", help="the versions of a lake table")
     history.add_argument("table", help="a lake table, e.g. campaign_metrics")
     history.add_argument("--limit", type=int, help="the newest N versions only")
@@ -336,6 +342,21 @@ def command_check(settings: Settings) -> int:
     return asyncio.run(go())
 
 
+def command_sql(settings: Settings, query: str | None) -> int:
+    """DuckDB's shell (the 1.x CLI `make` installs) on the warehouse, read-only, started in
+    `$ADWH_HOME`: the README's queries run as written whatever the home, the lake's relative
+    paths (`lake/…`) included. Read-only, so a build meanwhile is not made to copy the file."""
+    from warehouse.build import WAREHOUSE_FILE
+
+    shell = Path(sys.executable).parent / "duckdb"
+    if not shell.exists():
+        raise UsageError(f"DuckDB's shell is not installed ({shell}): uv sync --group shell")
+    if not (settings.home / WAREHOUSE_FILE).exists():
+        raise UsageError(f"no warehouse in {settings.home} yet: adwh run (or adwh demo) builds it")
+    command = [str(shell), "-readonly", WAREHOUSE_FILE, *([query] if query else [])]
+    return subprocess.run(command, cwd=settings.home).returncode
+
+
 def command_serve(
     settings: Settings, port: int, preset: str, key: str, variant: int = 0, clients: int = 0
 ) -> int:
@@ -402,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
             return command_demo(settings, args.days)
         if args.command == "check":
             return command_check(settings)
+        if args.command == "sql":
+            return command_sql(settings, args.query)
         if args.command in ("history", "lake"):
             return lake_command(settings, args)
         return command_serve(settings, args.port, args.preset, args.key, args.variant, args.clients)

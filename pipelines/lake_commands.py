@@ -12,8 +12,8 @@ from rich.table import Table
 
 from pipelines.destination import Destination
 from pipelines.settings import Settings
-from warehouse.lake import Lake
-from warehouse.schemas import TABLES
+from warehouse.lake import Lake, current_table
+from warehouse.schemas import TABLES, Layout
 
 
 class LakeCommandError(ValueError):
@@ -21,11 +21,13 @@ class LakeCommandError(ValueError):
 
 
 def known_tables(lake: Lake, names: list[str]) -> list[str]:
-    """The tables named (all the lake holds when none), each one checked."""
-    unknown = sorted(set(names) - set(TABLES))
+    """The tables named (every one the lake holds when none, the current rows of current
+    state included: `current/<table>`), each one checked."""
+    current = {current_table(n) for n, schema in TABLES.items() if schema.layout is Layout.SNAPSHOT}
+    unknown = sorted(set(names) - set(TABLES) - current)
     if unknown:
         raise LakeCommandError(f"unknown tables: {', '.join(unknown)}")
-    return names or lake.tables()
+    return names or lake.every_table()
 
 
 def command_history(settings: Settings, table: str, limit: int | None) -> int:

@@ -33,11 +33,11 @@ from filelock import FileLock
 from warehouse import compiled
 from warehouse.compiled import NodeResult
 from warehouse.dbt_project import project_digest
-from warehouse.lake import Lake, sql_string
+from warehouse.lake import Lake, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import build_marts, built_by, record_built_by
 from warehouse.schema_log import SchemaLog
-from warehouse.schemas import TableSchema
+from warehouse.schemas import Layout, TableSchema
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -150,11 +150,12 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
     try:
         _start_from_a_generation(home, target, building)
         log = SchemaLog(home)
+        schemas = [log.schema(schema) for schema in tables]  # with the columns added since
         digest = project_digest()
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-            names = [table.name for table in tables]
+            names = lake_tables(lake, schemas)
             changes, vacuumed = lake.snapshots(names, vacuum, held_versions(con))
-            loaded = refresh(con, lake, (log.schema(schema) for schema in tables), changes)
+            loaded = refresh(con, lake, schemas, changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
             nodes = compiled.kept(digest)
@@ -185,6 +186,18 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
+
+
+def lake_tables(lake: Lake, tables: list[TableSchema]) -> list[str]:
+    """The lake tables a build reads (`loaded_from`) or only vacuums (the dated snapshots of
+    current state); the current rows seeded first where a lake has none yet."""
+    names = []
+    for table in tables:
+        if table.layout is Layout.SNAPSHOT:
+            lake.seed_current(table)
+            names.append(table.name)
+        names.append(loaded_from(table))
+    return names
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:

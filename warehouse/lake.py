@@ -65,6 +65,9 @@ ORPHAN_HOURS = 1
 # lasts minutes, not a day) and swept.
 WRITERS = "_writers"
 MARK_HOURS = 24
+# Where the current rows of each current-state table live: `lake/current/<table>/`, one
+# unpartitioned Delta table beside the dated snapshots (`lake/<table>/date=…/`).
+CURRENT = "current"
 
 
 def sql_string(text: str) -> str:
@@ -75,18 +78,36 @@ def sql_string(text: str) -> str:
 
 def replaced_rows(accounts: Iterable[str], days: Iterable[date]) -> str:
     """The predicate of what a publish replaces: these accounts' rows on these days."""
-    account_list = ", ".join(sql_string(a) for a in sorted(set(accounts)))
     day_list = ", ".join(sql_string(d.isoformat()) for d in sorted(set(days)))
-    return f"account_id IN ({account_list}) AND date IN ({day_list})"
+    return f"{of_accounts(accounts)} AND date IN ({day_list})"
 
 
-def hive_parquet(paths: Iterable[str], schema: TableSchema) -> str:
-    """DuckDB's own Parquet reader over these files (or globs), each file's partition keys
-    read from its Hive folder names, columns matched by name."""
+def of_accounts(accounts: Iterable[str]) -> str:
+    """The predicate of these accounts' rows."""
+    return f"account_id IN ({', '.join(sql_string(a) for a in sorted(set(accounts)))})"
+
+
+def current_table(name: str) -> str:
+    """The lake table holding the current rows of current-state table `name`: each account's
+    newest snapshot, so that a reader of the lake counts each row once without picking a day."""
+    return f"{CURRENT}/{name}"
+
+
+def loaded_from(schema: TableSchema) -> str:
+    """The lake table the warehouse's table `schema` holds: its current rows for current
+    state, the table itself for the dated ones."""
+    return current_table(schema.name) if schema.layout is Layout.SNAPSHOT else schema.name
+
+
+def hive_parquet(paths: Iterable[str], schema: TableSchema, partitioned: bool = True) -> str:
+    """DuckDB's own Parquet reader over these files (or globs), columns matched by name; when
+    `partitioned`, each file's partition keys read from its Hive folder names."""
+    listed = ", ".join(sql_string(path) for path in paths)
+    if not partitioned:
+        return f"read_parquet([{listed}], union_by_name = true)"
     types = "{'date': 'DATE', 'currency': 'VARCHAR'}"
     if schema.layout is not Layout.DAILY_FACT:
         types = "{'date': 'DATE'}"
-    listed = ", ".join(sql_string(path) for path in paths)
     return (
         f"read_parquet([{listed}], hive_partitioning = true, union_by_name = true, "
         f"hive_types = {types})"
@@ -117,10 +138,11 @@ class Version:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One version of a table: its data files, each with its day."""
+    """One version of a table: its data files, each with its day (None: a table without
+    partitions, the current rows)."""
 
     version: int
-    files: dict[str, date]
+    files: dict[str, date | None]
 
 
 @dataclass(frozen=True)
@@ -170,12 +192,25 @@ class Lake:
 
     def tables(self) -> list[str]:
         """The contract tables the lake holds."""
+        return [name for name in sorted(TABLES) if self.exists(name)]
+
+    def every_table(self) -> list[str]:
+        """Every Delta table of the contract's the lake holds, the current rows of current
+        state included: what housekeeping compacts and vacuums."""
+        held = self.tables()
+        current = [
+            current_table(name)
+            for name in held
+            if TABLES[name].layout is Layout.SNAPSHOT and self.exists(current_table(name))
+        ]
+        return held + current
+
+    def exists(self, name: str) -> bool:
+        """Whether table `name` has had its first commit (on a local disk, without opening
+        it: a build asks for every table, and an open replays its log)."""
         if self.remote:
-            return [name for name in TABLES if self.table(name) is not None]
-        root = Path(self.url)
-        return sorted(
-            p.name for p in root.glob("*") if p.name in TABLES and (p / "_delta_log").is_dir()
-        )
+            return self.table(name) is not None
+        return (Path(self.uri(name)) / "_delta_log").is_dir()
 
     def publish(
         self,
@@ -191,7 +226,50 @@ class Lake:
         days, accounts = sorted(set(days)), sorted(set(accounts))
         if not days or not accounts:
             return 0
-        return self._replace(schema, frame, replaced_rows(accounts, days), run_id)
+        return self._replace(schema.name, schema, frame, replaced_rows(accounts, days), run_id)
+
+    def publish_current(
+        self,
+        schema: TableSchema,
+        frame: pl.DataFrame,
+        day: date,
+        accounts: Iterable[str],
+        run_id: str = "",
+    ) -> None:
+        """Make `frame`, the snapshot of `accounts` taken on `day`, their current rows
+        (`current_table`), in one commit replacing those accounts' rows: an account whose
+        snapshot is empty has none after it, an account this run did not extract (another
+        run's, or one whose fetch failed) keeps its own. An account whose current rows are of
+        a later day (a rebuild of an older range) keeps them."""
+        name = current_table(schema.name)
+        self.seed_current(schema)
+        accounts = set(accounts)
+        table = self.table(name)
+        if table is not None:
+            newer = (
+                pl.scan_delta(table)
+                .filter(pl.col("account_id").is_in(list(accounts)) & (pl.col("date") > day))
+                .select(pl.col("account_id").unique())
+                .collect()
+            )
+            accounts -= set(newer["account_id"].to_list())
+        if not accounts:
+            return
+        rows = frame.filter(pl.col("account_id").is_in(list(accounts)))
+        self._replace(name, schema, rows, of_accounts(accounts), run_id)
+
+    def seed_current(self, schema: TableSchema) -> None:
+        """Write, once, the current rows of a lake that kept only the dated snapshots (written
+        by a version before `current/`): each account's newest snapshot."""
+        name = current_table(schema.name)
+        if self.exists(name) or not self.exists(schema.name):
+            return
+        newest = (
+            pl.scan_delta(self.table(schema.name))
+            .filter(pl.col("date") == pl.col("date").max().over("account_id"))
+            .collect()
+        )
+        self._replace(name, schema, newest, of_accounts(newest["account_id"].unique()), "")
 
     @retry(
         retry=retry_if_exception_type(CommitFailedError),
@@ -201,26 +279,28 @@ class Lake:
     )
     def _replace(
         self,
+        name: str,
         schema: TableSchema,
         frame: pl.DataFrame,
         predicate: str,
         run_id: str,
     ) -> int:
-        """One commit replacing the rows of `predicate`; return the partitions written.
-        delta-rs retries a commit that meets a newer version it does not conflict with; what
-        it cannot retry (two writers creating the table, a schema merged meanwhile) is tried
-        again here on the new version."""
+        """One commit replacing the rows of `predicate` in table `name` (`schema`'s, or its
+        current rows); return the partitions written. delta-rs retries a commit that meets a
+        newer version it does not conflict with; what it cannot retry (two writers creating
+        the table, a schema merged meanwhile) is tried again here on the new version."""
         target = arrow_schema(schema)
-        partitions = frame.select(schema.lake_partitions).n_unique()
-        existing = self.table(schema.name)
-        with self._writing(schema.name):
+        partition_by = partitions_of(name, schema)
+        partitions = frame.select(partition_by).n_unique() if partition_by else 1
+        existing = self.table(name)
+        with self._writing(name):
             write_deltalake(
-                existing if existing is not None else self.uri(schema.name),
+                existing if existing is not None else self.uri(name),
                 pa.RecordBatchReader.from_batches(target, in_lake_columns(frame, schema, target)),
                 mode="overwrite",
                 predicate=predicate if existing is not None else None,
                 configuration=TABLE_PROPERTIES if existing is None else None,
-                partition_by=list(schema.lake_partitions),
+                partition_by=partition_by,
                 schema_mode="merge",
                 commit_properties=CommitProperties(
                     custom_metadata={"adwh.run_id": run_id} if run_id else None,
@@ -236,41 +316,51 @@ class Lake:
         Delta readers would read a missing column as NULL, but a plain Parquet reader takes the
         schema of one file and fails or drops a column that others lack, and Delta Lake cannot
         widen a column's type in place. So after the service adds or widens a field, the whole
-        table is rewritten once, in one commit, every file with every column."""
-        table = self.table(schema.name)
-        if table is None:
-            return 0
-        held = dict(pl.scan_delta(table).collect_schema())
-        if all(held.get(name) == kind for name, kind in lake_columns(schema).items()):
-            return 0
-        batches = table.to_pyarrow_dataset().to_batches()
-        return self.replace(schema, batches, table)
+        table is rewritten once, in one commit, every file with every column (the current rows
+        of current state too)."""
+        rewritten = 0
+        names = [schema.name]
+        if schema.layout is Layout.SNAPSHOT:
+            names.append(current_table(schema.name))
+        for name in names:
+            table = self.table(name)
+            if table is None:
+                continue
+            held = dict(pl.scan_delta(table).collect_schema())
+            if all(held.get(column) == kind for column, kind in lake_columns(schema).items()):
+                continue
+            batches = table.to_pyarrow_dataset().to_batches()
+            rewritten += self.replace(schema, batches, table, name=name)
+        return rewritten
 
     def replace(
         self,
         schema: TableSchema,
         batches: Iterable[pa.RecordBatch],
         table: DeltaTable | None = None,
+        name: str | None = None,
     ) -> int:
-        """Replace the whole table by `batches` in `schema`'s lake columns, in one commit, one
-        batch in memory at a time; return the files it then has."""
+        """Replace the whole table `name` (by default `schema`'s) by `batches` in `schema`'s
+        lake columns, in one commit, one batch in memory at a time; return the files it then
+        has."""
+        name = name or schema.name
         target = arrow_schema(schema)
         conformed = (
             part
             for batch in batches
             for part in in_lake_columns(pl.from_arrow(batch), schema, target)
         )
-        with self._writing(schema.name):
+        with self._writing(name):
             write_deltalake(
-                table if table is not None else self.uri(schema.name),
+                table if table is not None else self.uri(name),
                 pa.RecordBatchReader.from_batches(target, conformed),
                 mode="overwrite",
                 schema_mode="overwrite",
                 configuration=TABLE_PROPERTIES if table is None else None,
-                partition_by=list(schema.lake_partitions),
+                partition_by=partitions_of(name, schema),
                 commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES),
             )
-        return len(self.table(schema.name).file_uris())
+        return len(self.table(name).file_uris())
 
     def dataset(
         self, name: str, version: int | None = None, days: DayFilter = None
@@ -297,14 +387,11 @@ class Lake:
         if table is None:
             return None
         actions = pa.table(table.get_add_actions(flatten=True))
-        files = dict(
-            zip(
-                actions["path"].to_pylist(),
-                actions["partition.date"].to_pylist(),
-                strict=True,
-            )
-        )
-        return Snapshot(table.version(), files)
+        paths = actions["path"].to_pylist()
+        if "partition.date" not in actions.column_names:  # current rows: no partitions
+            return Snapshot(table.version(), dict.fromkeys(paths))
+        days = actions["partition.date"].to_pylist()
+        return Snapshot(table.version(), dict(zip(paths, days, strict=True)))
 
     def snapshots(
         self, names: Iterable[str], vacuum: bool = False, held: dict[str, int] | None = None
@@ -340,12 +427,19 @@ class Lake:
         """Table `name`'s commits after `version` (`warehouse/delta_log.py`)."""
         return commits_since(*self._filesystem(name), version)
 
-    def local_files(self, name: str, snapshot: Snapshot, days: Iterable[date]) -> list[str]:
-        """The paths of a local table's data files of `days` in `snapshot`: DuckDB reads
-        them natively, in parallel, several times faster than through a PyArrow dataset."""
-        wanted = set(days)
+    def local_files(
+        self, name: str, snapshot: Snapshot, days: Iterable[date] | None = None
+    ) -> list[str]:
+        """The paths of a local table's data files (of `days` only, when given) in `snapshot`:
+        DuckDB reads them natively, in parallel, several times faster than through a PyArrow
+        dataset."""
+        wanted = None if days is None else set(days)
         root = Path(self.uri(name)).absolute()
-        return [str(root / unquote(path)) for path, day in snapshot.files.items() if day in wanted]
+        return [
+            str(root / unquote(path))
+            for path, day in snapshot.files.items()
+            if wanted is None or day in wanted
+        ]
 
     def rows_per_account_day(self) -> dict[str, int]:
         """Each account's rows on the newest day the dated tables hold, summed over them: what
@@ -475,6 +569,12 @@ class Lake:
             return FileStats(0, 0, 0)
         sizes = sorted(pa.table(table.get_add_actions(flatten=True))["size_bytes"].to_pylist())
         return FileStats(len(sizes), sizes[len(sizes) // 2] if sizes else 0, sum(sizes))
+
+
+def partitions_of(name: str, schema: TableSchema) -> list[str]:
+    """The partition columns of lake table `name`: none for current rows (a reader globs one
+    folder), else the schema's `date=`/`currency=` folders."""
+    return [] if name == current_table(schema.name) else list(schema.lake_partitions)
 
 
 def arrow_schema(schema: TableSchema) -> pa.Schema:

@@ -22,7 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.delta_log import Commits
-from warehouse.lake import Lake, Snapshot, hive_parquet, sql_string
+from warehouse.lake import Lake, Snapshot, hive_parquet, loaded_from, sql_string
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
 FILES_TABLE = "_lake_files"
@@ -77,15 +77,18 @@ def refresh(
     schemas: Iterable[TableSchema],
     changes: dict[str, Snapshot | Commits | None],
 ) -> list[Loaded]:
-    """Bring every table of `schemas` to the lake as `changes` gives it (`Lake.snapshots`)."""
+    """Bring every table of `schemas` to the lake as `changes` gives each lake table
+    (`Lake.snapshots`): a dated table to itself, current state to its current rows. The
+    versions of the other tables in `changes` (the dated snapshots, vacuumed by the build but
+    not loaded) are recorded too, for the next build to read their commits since."""
     con.execute(FILES_DDL)
     schemas = list(schemas)
     as_declared = _tables_as_declared(con, schemas)
     done = [
-        _refresh(con, lake, schema, changes[schema.name], schema.name in as_declared)
+        _refresh(con, lake, schema, changes[loaded_from(schema)], schema.name in as_declared)
         for schema in schemas
     ]
-    _record(con, [schema.name for schema in schemas], done)
+    _record(con, [schema.name for schema in schemas], done, changes)
     return [table.loaded for table in done]
 
 
@@ -95,6 +98,7 @@ class _Done:
     statements per table were most of a daily build's load)."""
 
     loaded: Loaded
+    source: str  # the lake table it holds
     version: int | None  # the lake version it holds; None: no lake table
     reloads: list[date]  # the dated days read again (`loaded.whole`: recorded as the table)
     added: dict[str, date]
@@ -117,11 +121,10 @@ def _refresh(
     # A table with other columns (the service added or widened one), or loaded by a version
     # that kept no file list, is read again whole.
     whole = not as_declared or (not previous and _has_rows(con, schema))
+    source = loaded_from(schema)
     if isinstance(change, Commits):  # the files the warehouse holds, updated by the commits
         snapshot = (
-            lake.snapshot(schema.name)
-            if whole
-            else Snapshot(change.version, change.applied(previous))
+            lake.snapshot(source) if whole else Snapshot(change.version, change.applied(previous))
         )
     else:
         snapshot = change
@@ -136,29 +139,37 @@ def _refresh(
     removed = [path for path in previous if path not in current]
     changed = set(added.values()) | {previous[path] for path in removed}
     if not changed:
-        return _Done(Loaded(schema.name, 0, whole), version, [], {}, [])
-    if schema.layout is Layout.SNAPSHOT:
-        # Current state is the newest snapshot only: small, and read whole when it changes.
+        return _Done(Loaded(schema.name, 0, whole), source, version, [], {}, [])
+    snapshots = schema.layout is Layout.SNAPSHOT
+    if snapshots:
+        # Current state is each account's newest snapshot (`Lake.publish_current`): small,
+        # and read whole when it changes.
         con.execute(f'DELETE FROM "{schema.name}"')
-        days = [max(current.values())] if current else []
+        days = None
     else:
         days = sorted(changed)
         con.execute(f'DELETE FROM "{schema.name}" WHERE date IN ({_dates(days)})')
-    if snapshot is not None and days:
+    if snapshot is not None and days != []:
         if lake.remote:  # DuckDB has no object-store reader here: through PyArrow
-            con.register("lake_rows", lake.dataset(schema.name, snapshot.version, days))
+            con.register("lake_rows", lake.dataset(source, snapshot.version, days))
             _insert(con, schema, "lake_rows")
             con.unregister("lake_rows")
-        elif files := lake.local_files(schema.name, snapshot, days):  # none: days emptied
-            _insert(con, schema, hive_parquet(files, schema))
-    reloads = days if schema.layout is not Layout.SNAPSHOT else []
-    return _Done(Loaded(schema.name, len(days), whole), version, reloads, added, removed)
+        elif files := lake.local_files(source, snapshot, days):  # none: days emptied
+            _insert(con, schema, hive_parquet(files, schema, partitioned=not snapshots))
+    reloads = days or []
+    loaded = Loaded(schema.name, 1 if snapshots else len(reloads), whole)
+    return _Done(loaded, source, version, reloads, added, removed)
 
 
-def _record(con: duckdb.DuckDBPyConnection, names: list[str], done: list[_Done]) -> None:
+def _record(
+    con: duckdb.DuckDBPyConnection,
+    names: list[str],
+    done: list[_Done],
+    changes: dict[str, Snapshot | Commits | None],
+) -> None:
     """Bring `_lake_files`, `_lake_reloads` and `_lake_versions` of the tables `names` to what
     their loads did: the files added and removed, not each table's whole list (which grows
-    with the years held)."""
+    with the years held); and the versions of the other lake tables in `changes`."""
     whole = [table.loaded.table for table in done if table.loaded.whole]
     con.execute(f"DELETE FROM {FILES_TABLE} WHERE list_contains(?, table_name)", [whole])
     removed = [(table.loaded.table, path) for table in done for path in table.removed]
@@ -183,10 +194,16 @@ def _record(con: duckdb.DuckDBPyConnection, names: list[str], done: list[_Done])
     ]
     if reloads:
         con.executemany(f"INSERT INTO {RELOADS_TABLE} VALUES (?, ?)", reloads)
-    con.execute(f"DELETE FROM {VERSIONS_TABLE} WHERE list_contains(?, table_name)", [names])
-    versions = [(t.loaded.table, t.version) for t in done if t.version is not None]
+    # Keyed by lake table: a warehouse table may have been loaded from another before (its
+    # dated snapshots, by a version before `current/`), whose row goes with it.
+    versions = {name: change.version for name, change in changes.items() if change is not None}
+    versions |= {t.source: t.version for t in done if t.version is not None}
+    con.execute(
+        f"DELETE FROM {VERSIONS_TABLE} WHERE list_contains(?, table_name)",
+        [[*names, *changes]],
+    )
     if versions:
-        con.executemany(f"INSERT INTO {VERSIONS_TABLE} VALUES (?, ?)", versions)
+        con.executemany(f"INSERT INTO {VERSIONS_TABLE} VALUES (?, ?)", list(versions.items()))
 
 
 def _insert(con: duckdb.DuckDBPyConnection, schema: TableSchema, source: str) -> None:

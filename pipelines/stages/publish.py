@@ -72,7 +72,8 @@ def publish_dated(dest: Destination, spool: Spool, covered: Covered, outcome: Ta
 def publish_snapshot(
     dest: Destination, spool: Spool, covered: Covered, outcome: TableOutcome
 ) -> None:
-    """Publish current state as the partition of the day it was taken."""
+    """Publish current state as the partition of the day it was taken, and as the current
+    rows of its accounts."""
     day = covered.days[0]
     if outcome.held_all or outcome.held_days:
         return
@@ -80,6 +81,8 @@ def publish_snapshot(
     if not snapshot_keeps_contract(spool.schema, frame, day, outcome):
         return
     dated = frame.with_columns(pl.lit(day).alias("date"))
-    outcome.files += dest.lake.publish(spool.schema, dated, [day], covered.accounts, covered.run_id)
+    lake = dest.lake
+    outcome.files += lake.publish(spool.schema, dated, [day], covered.accounts, covered.run_id)
+    lake.publish_current(spool.schema, dated, day, covered.accounts, covered.run_id)
     outcome.published(dated)
     outcome.partitions = 1

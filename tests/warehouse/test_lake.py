@@ -312,15 +312,17 @@ def test_a_lake_at_a_relative_path_is_written_and_tidied(tmp_path, monkeypatch):
 
 
 def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch):
-    """The README's Python example, as written, on a lake with a version 3 kept."""
+    """The README's Python example of the Delta readers, as written, on a lake with a version
+    3 kept, in an `ADWH_HOME` that is not the default."""
     import re
 
-    lake = Lake(tmp_path / "data" / "lake", keep_hours=24)
+    lake = Lake(tmp_path / "elsewhere" / "lake", keep_hours=24)
     for k in range(5):
         lake.publish(CAMPAIGN_METRICS, metrics("a", days(2), k), days(2), ["a"])
     readme = (Path(__file__).parents[2] / "README.md").read_text()
-    (example,) = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    (example,) = [block for block in blocks if "version=3" in block]
+    monkeypatch.setenv("ADWH_HOME", str(tmp_path / "elsewhere"))
     namespace: dict = {}
     exec(example, namespace)
     assert namespace["con"].sql("SELECT count(*) FROM campaign_metrics").fetchall() == [(4,)]

@@ -3,10 +3,11 @@ and returns the same rows pasted into the shell `make` installs (DuckDB's CLI, o
 what DuckDB 1.x clients see in the file).
 
 The run is the one tests/warehouse/test_marts.py makes (shared within a session). Statements
-are run from the folder holding `data/`, so the README's relative lake paths
-(`data/lake/...`) resolve.
+are run from `$ADWH_HOME`, as `adwh sql` runs them, so the README's relative lake paths
+(`lake/...`) resolve; the shell's answers come through `adwh sql` itself, from another folder.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from tests.warehouse.test_marts import shared_run
 
 README = Path(__file__).parents[2] / "README.md"
 SHELL = Path(sys.executable).parent / "duckdb"
+ADWH = Path(sys.executable).parent / "adwh"
 
 
 def statements() -> list[str]:
@@ -39,11 +41,14 @@ def test_the_readme_has_sql_examples_for_the_marts():
 
 
 @pytest.fixture(scope="module")
-def warehouse(request):
-    home = shared_run(request)
-    assert home.name == "data"  # the README's paths are relative to the folder holding data/
+def home(request) -> Path:
+    return shared_run(request)
+
+
+@pytest.fixture(scope="module")
+def warehouse(home):
     with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(home.parent)
+        patch.chdir(home)  # where `adwh sql` starts the shell: the lake's paths resolve
         with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
             yield con
 
@@ -55,26 +60,25 @@ def test_every_readme_query_returns_rows(warehouse, statement):
 
 
 def test_the_shell_make_installs_is_duckdb_1x_and_answers_every_readme_query_alike(
-    warehouse, tmp_path
+    warehouse, home, tmp_path
 ):
-    """Each README statement as written, in the installed shell on the file (attached
-    read-only), its rows kept in a database of the shell's own and read back here: the same
-    rows as the pipeline's DuckDB, values and types."""
+    """Each README statement as written, in `adwh sql` (the installed shell on the file,
+    read-only, from `$ADWH_HOME`, started here from another folder), its rows kept in a
+    database of the shell's own and read back here: the same rows as the pipeline's DuckDB,
+    values and types."""
     version = subprocess.run([SHELL, "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("v1."), version.stdout
     answers = tmp_path / "answers.duckdb"
-    script = (
-        "ATTACH 'data/warehouse.duckdb' AS warehouse (READ_ONLY);\n"
-        f"ATTACH '{answers}' AS answers;\nUSE warehouse;\n"
-    ) + "".join(
+    script = f"ATTACH '{answers}' AS answers (READ_ONLY false);\n" + "".join(
         f"CREATE TABLE answers.q{i} AS {statement};\n" for i, statement in enumerate(statements())
     )
     shell = subprocess.run(
-        [SHELL, "-bail"],
+        [ADWH, "sql"],
         input=script,
         capture_output=True,
         text=True,
-        cwd=Path.cwd(),  # the folder holding data/ (the warehouse fixture moved there)
+        cwd=tmp_path,
+        env={**os.environ, "ADWH_HOME": str(home)},
     )
     assert shell.returncode == 0 and "Error" not in shell.stderr, shell.stderr
     warehouse.execute(f"ATTACH '{answers}' AS answers (READ_ONLY)")
