@@ -67,6 +67,12 @@ def parser() -> argparse.ArgumentParser:
     backfill.add_argument(
         "--accounts", default="", help="comma-separated accounts (default: all the key reaches)"
     )
+    backfill.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="return once the backfills are queued (default: follow the runs with a progress "
+        "bar until the warehouse is built after them)",
+    )
     rebuild = commands.add_parser("rebuild", help="re-derive lake and warehouse from raw pages")
     rebuild.add_argument("--start", type=_date, required=True, help=FIRST_DAY_HELP)
     rebuild.add_argument(
@@ -275,25 +281,47 @@ def command_run(
     return 0
 
 
-def command_backfill(settings: Settings, start: date, end: date, accounts: str) -> int:
+def command_backfill(
+    settings: Settings, start: date, end: date, accounts: str, wait: bool = True
+) -> int:
     from pipelines.backfill import BackfillError, launch_backfills
+    from pipelines.backfill_watch import watch_backfills
 
     start, end = resolve_range(settings, start, end)
     chosen = [a.strip() for a in accounts.split(",") if a.strip()]
     try:
         launched = launch_backfills(settings, start, end, chosen or None)
+        reached = sum(len(backfill.accounts) for backfill in launched)
+        runs = sum(backfill.runs for backfill in launched)
+        print(f"{len(launched)} backfills of {start}..{end}: {reached} accounts, {runs} runs")
+        print(f"follow them at {settings.dagster_url}/overview/backfills")
+        if not wait:
+            print("the warehouse_refresh sensor builds the warehouse after the last run")
+            return 0
+        state, building = watch_backfills(settings, launched)
     except BackfillError as error:
         raise UsageError(str(error)) from None
-    for backfill in launched:
-        accounts = ", ".join(backfill.accounts)
-        print(f"backfill {backfill.backfill_id} ({backfill.runs} runs): {accounts}")
-    reached = sum(len(backfill.accounts) for backfill in launched)
-    print(
-        f"{len(launched)} backfills of {start}..{end} for {reached} accounts queued; follow "
-        f"them at {settings.dagster_url}/overview/backfills (the warehouse is built after the "
-        "last run)"
-    )
+    lost = state.lost_runs
+    print(state.summary())
+    if building:
+        built = _clock(state.warehouse_built)
+        print(f"warehouse built at {built}: {settings.home / 'warehouse.duckdb'}")
+    else:
+        print(
+            "the warehouse_refresh sensor is off: the warehouse was not built "
+            "(dagster sensor start warehouse_refresh, or adwh run)"
+        )
+    if lost:
+        named = ", ".join(f"{settings.dagster_url}/runs/{run.run_id}" for run in lost[:3])
+        print(f"adwh: {len(lost)} runs failed: {named}", file=sys.stderr)
+        return EXIT_FAILED
     return 0
+
+
+def _clock(timestamp: float | None) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(timestamp or 0, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def command_demo(settings: Settings, days: int) -> int:
@@ -413,7 +441,9 @@ def main(argv: list[str] | None = None) -> int:
             daily = args.start is None
             return command_run(settings, start, end, tables=tables, catch_up=daily)
         if args.command == "backfill":
-            return command_backfill(settings, args.start, args.end, args.accounts)
+            return command_backfill(
+                settings, args.start, args.end, args.accounts, wait=not args.no_wait
+            )
         if args.command == "rebuild":  # may end today: the current state's snapshot day
             if args.start > args.end:
                 raise UsageError(f"--start {args.start} is after --end {args.end}")

@@ -7,6 +7,7 @@ import shutil
 import signal
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -123,7 +124,7 @@ def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_al
     with agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy):
         troubled = agency.accounts[1].id
         launched = time.time()
-        assert main(["backfill", "--start", START, "--end", END]) == 0
+        assert main(["backfill", "--start", START, "--end", END, "--no-wait"]) == 0
         agency.withdraw(troubled)  # after packing, before the runs
         with deploy.instance() as instance:
             wait_until(
@@ -186,24 +187,32 @@ def retries(instance: dg.DagsterInstance, run_id: str) -> list[dg.DagsterRun]:
 
 @pytest.mark.slow(seconds=125)
 def test_a_run_whose_worker_is_killed_is_retried_and_loses_and_duplicates_nothing(
-    tmp_path, dagster_database, monkeypatch
+    tmp_path, dagster_database, monkeypatch, capsys
 ):
     """A lost machine: the run's process dies mid-run. The code server marks the run failed
     and the daemon retries its steps that did not finish (deploy/dagster.yaml's run_retries;
     none when the kill came after the last one); the warehouse equals that of one
-    uninterrupted run."""
+    uninterrupted run. `adwh backfill` follows it all: it returns once the retries are done
+    and the warehouse is built after them, exit 0, saying so."""
     with agency_deployment(tmp_path, monkeypatch, clients=2, max_runs=1) as (agency, deploy):
         account = agency.accounts[1].id
-        assert main(["backfill", "--start", START, "--end", END, "--accounts", account]) == 0
+        argv = ["backfill", "--start", START, "--end", END, "--accounts", account]
+        with ThreadPoolExecutor(1) as pool:
+            backfill = pool.submit(main, argv)  # waits for the warehouse: in a thread
+            with deploy.instance() as instance:
+                victim = wait_until(
+                    lambda: started_with_a_table_written(instance),
+                    "a run with a table written",
+                    every=0.2,
+                )
+                kill_worker(instance, victim.run_id)
+                assert backfill.result(timeout=600) == 0
+                # it returned after a build that started once every extract run had ended
+                newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
+                assert _started(instance, newest) >= last_end(instance)
+        said = capsys.readouterr().out
+        assert "failed and were run again" in said and "warehouse built at" in said, said
         with deploy.instance() as instance:
-            victim = wait_until(
-                lambda: started_with_a_table_written(instance),
-                "a run with a table written",
-                every=0.2,
-            )
-            kill_worker(instance, victim.run_id)
-            killed = time.time()
-            wait_until(lambda: settled(instance, killed), "the runs, retries and a build")
             assert instance.get_run_by_id(victim.run_id).status is dg.DagsterRunStatus.FAILURE
             retried = retries(instance, victim.run_id)
             assert all(run.status is dg.DagsterRunStatus.SUCCESS for run in retried)

@@ -1,0 +1,45 @@
+"""When `adwh backfill` stops following its runs: every run ended and no retry to come, then
+the warehouse built after the last of them; and what it says of them. (The whole, against a
+real deployment whose run is killed and retried: tests/deployment/test_fanout.py.)"""
+
+from pipelines.backfill import AUTO_RETRY_TAG, PARENT_RUN_TAG, WILL_RETRY_TAG, Run, State
+
+
+def run(status: str, end: float | None = 10.0, **tags: str) -> Run:
+    return Run(f"r{len(tags)}{status}", status, end, tags)
+
+
+def state(*runs: Run, launching: bool = False, built: float | None = None) -> State:
+    return State(launching, list(runs), expected_runs=len(runs), warehouse_built=built)
+
+
+def test_runs_are_done_when_every_one_ended_and_none_awaits_its_retry():
+    assert not state(launching=False).runs_done  # nothing launched yet
+    assert not state(run("SUCCESS"), launching=True).runs_done
+    assert not state(run("SUCCESS"), run("STARTED", None)).runs_done
+    assert not state(run("QUEUED", None)).runs_done
+    awaiting = run("FAILURE", **{WILL_RETRY_TAG: "true"})
+    assert not state(run("SUCCESS"), awaiting).runs_done
+    retried = run("FAILURE", **{WILL_RETRY_TAG: "true", AUTO_RETRY_TAG: "r9"})
+    retry = run("SUCCESS", 20.0, **{PARENT_RUN_TAG: "r1"})
+    assert state(retried, retry).runs_done
+    assert state(run("FAILURE", **{WILL_RETRY_TAG: "false"})).runs_done
+
+
+def test_the_warehouse_is_fresh_once_built_after_the_last_run_ended():
+    retried = run("FAILURE", 10.0, **{WILL_RETRY_TAG: "true", AUTO_RETRY_TAG: "r9"})
+    retry = run("SUCCESS", 20.0, **{PARENT_RUN_TAG: "r1"})
+    assert not state(retried, retry, built=None).warehouse_fresh
+    assert not state(retried, retry, built=15.0).warehouse_fresh  # before the retry ended
+    assert state(retried, retry, built=21.0).warehouse_fresh
+    assert not state(run("STARTED", None), built=99.0).warehouse_fresh
+
+
+def test_the_summary_tells_runs_run_again_from_runs_lost():
+    retried = run("FAILURE", **{WILL_RETRY_TAG: "true", AUTO_RETRY_TAG: "r9"})
+    lost = run("FAILURE", **{WILL_RETRY_TAG: "false"})
+    canceled = run("CANCELED")
+    done = state(run("SUCCESS"), retried, run("SUCCESS", **{PARENT_RUN_TAG: "x"}), lost, canceled)
+    assert done.summary() == "runs: 2 succeeded, 1 failed and were run again, 2 failed"
+    assert done.lost_runs == [lost, canceled]
+    assert state(run("SUCCESS")).summary() == "runs: 1 succeeded"
