@@ -27,11 +27,12 @@ def live(enabled: bool = True) -> Iterator[None]:
     if not enabled:
         yield
         return
+    # Per source (one may feed several tables, whose rows the summary gives): its pages and
+    # request rate, the figures the summary repeats per table.
     progress = Progress(
         SpinnerColumn(),
         TextColumn("{task.description:<28}"),
         TextColumn("{task.fields[pages]:>7} pages"),
-        TextColumn("{task.fields[rows]:>9} rows"),
         TextColumn("{task.fields[rate]:>7.1f} req/s"),
         TimeElapsedColumn(),
         transient=False,
@@ -40,9 +41,9 @@ def live(enabled: bool = True) -> Iterator[None]:
 
     def sink(source: str, stats: RunStats) -> None:
         if source not in tasks:
-            tasks[source] = progress.add_task(source, total=None, pages=0, rows=0, rate=0.0)
+            tasks[source] = progress.add_task(source, total=None, pages=0, rate=0.0)
         rate = stats.requests / stats.elapsed if stats.elapsed else 0.0
-        progress.update(tasks[source], pages=stats.pages, rows=stats.rows, rate=rate)
+        progress.update(tasks[source], pages=stats.pages, rate=rate)
 
     _sink = sink
     try:

@@ -3,36 +3,56 @@
 from pathlib import Path
 
 import duckdb
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from pipelines.execute import RunSummary
 
-console = Console(width=120) if not Console().is_terminal else Console()
+# A terminal's own width; 80 columns elsewhere (a log, a pipe): the summary fits either.
+console = Console() if Console().is_terminal else Console(width=80)
 
-COLUMNS = (
-    "rows",
-    "partitions",
-    "requests",
-    "pages",
-    "credits",
-    "retries",
-    "rate_limited",
-    "elapsed_s",
-)
+# Each measure with its header, short enough that the longest table name and every figure fit
+# in 80 columns, never cut. Pages are the live progress's, per source (one may feed several
+# tables); the summary says what each table got.
+COLUMNS = {
+    "rows": "rows",
+    "partitions": "days",
+    "credits": "credits",
+    "retries": "retries",
+    "rate_limited": "429s",
+    "elapsed_s": "secs",
+}
 
 
 def print_summary(summary: RunSummary) -> None:
-    table = Table(title=f"{summary.start} .. {summary.end}")
-    table.add_column("table")
-    for name in COLUMNS:
-        table.add_column(name, justify="right")
+    """A line per table (its source's pages, credits, retries and time: one source may feed
+    several tables), without borders, so that it fits 80 columns."""
+    table = Table(
+        title=f"{summary.start} .. {summary.end}",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0, 0, 1),
+        pad_edge=False,
+        show_edge=False,
+    )
+    names = [line.table for line in summary.tables]
+    table.add_column("table", no_wrap=True, min_width=max(map(len, names), default=5))
+    for header in COLUMNS.values():
+        table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
     for line in summary.tables:
         if "rows" not in line.metadata:
             continue  # the warehouse build: it has no rows of its own
-        table.add_row(line.table, *(str(line.metadata.get(name, "")) for name in COLUMNS))
+        table.add_row(line.table, *(_figure(line.metadata.get(name)) for name in COLUMNS))
     table.caption = credits_line(summary)
     console.print(table)
+
+
+def _figure(value: object) -> str:
+    if isinstance(value, float):  # seconds: tenths where they tell
+        return f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return "" if value is None else str(value)
 
 
 def credits_line(summary: RunSummary) -> str:

@@ -239,3 +239,23 @@ def test_every_command_and_option_says_what_it_is():
         if not action.help
     ]
     assert silent == []
+
+
+def test_the_run_summary_fits_80_columns_and_cuts_no_table_name(capsys):
+    """Outside a terminal (a log, a pipe) the summary is 80 columns wide: every table's name
+    whole, with figures as large as a year of a large account brings."""
+    from datetime import date
+
+    from pipelines.execute import RunSummary, TableLine
+    from pipelines.report import print_summary
+    from warehouse.schemas import TABLES
+
+    figures = {"rows": 12_345_678, "partitions": 366, "pages": 123_456, "credits": 999_999}
+    figures |= {"retries": 1_234, "rate_limited": 456, "elapsed_s": 12_345.6}
+    lines = [TableLine(name, figures) for name in TABLES]
+    print_summary(RunSummary(date(2025, 11, 1), date(2026, 10, 31), tables=lines))
+    printed = capsys.readouterr().out.splitlines()
+    assert max(len(line.rstrip()) for line in printed) <= 80
+    shown = {line.split()[0] for line in printed if line.strip()}
+    assert set(TABLES) <= shown
+    assert any("12,345,678" in line and "12,346" in line for line in printed)
