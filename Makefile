@@ -58,7 +58,7 @@ profile: $(BIN)/adwh
 	$(BIN)/python -m bench.profile $(or $(PRESET),large) $(or $(DAYS),30) $(TABLES)
 
 dagster: $(BIN)/adwh
-	$(BIN)/dagster dev
+	$(BIN)/adwh ui
 
 # The README's pictures of the Dagster UI after the demo (needs Debian's chromium package).
 screenshots: $(BIN)/adwh

@@ -30,13 +30,17 @@ ACTIVE = [
 
 
 def warehouse_refresh_sensor(
-    tables: Sequence[dg.AssetKey], warehouse: Sequence[dg.AssetKey]
+    tables: Sequence[dg.AssetKey],
+    warehouse: Sequence[dg.AssetKey],
+    job_name: str,
 ) -> dg.SensorDefinition:
-    """The sensor that builds `warehouse` (every key: it is one file) after `tables` changed."""
+    """The sensor that builds `warehouse` (every key: it is one file) after `tables` changed,
+    by a run of the job `job_name` (so named in the UI; a sensor's asset selection would run
+    Dagster's implicit `__ASSET_JOB`)."""
 
     @dg.sensor(
         name="warehouse_refresh",
-        asset_selection=list(warehouse),
+        job_name=job_name,
         minimum_interval_seconds=30,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Every 30 s: once a table was materialized after the warehouse was last "

@@ -34,6 +34,23 @@ mutation LaunchBackfill($params: LaunchBackfillParams!) {
 """
 
 
+# The current-state tables have no partition: one run of the same job, beside the backfill.
+LAUNCH_RUN = """
+mutation LaunchRun($params: ExecutionParams!) {
+  launchRun(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on Error { message }
+  }
+}
+"""
+# Where the `extract` job is served: its code location's name is the workspace's choice.
+REPOSITORIES = """
+{ repositoriesOrError { ... on RepositoryConnection {
+    nodes { name location { name } jobs { name } } } } }
+"""
+
+
 class BackfillError(RuntimeError):
     """The webserver is unreachable or refused a backfill; the message says which and why."""
 
@@ -159,32 +176,69 @@ class State:
 def launch_backfills(
     settings: Settings, start: date, end: date, accounts: list[str] | None = None
 ) -> list[Launched]:
-    """One backfill of every table over [start, end] per pack of accounts (all the key reaches
-    unless `accounts` are given), all under one request tag."""
-    from pipelines.definitions import EXTRACTION_ASSETS
+    """Per pack of accounts (all the key reaches unless `accounts` are given), one backfill of
+    the `extract` job's dated tables over [start, end] and one run of its current-state
+    tables, all under one request tag.
+
+    A backfill of the job's partition set, as the UI launches one from the job's page, not of
+    assets: the runs then carry the job's name (an asset backfill's are Dagster's implicit
+    `__ASSET_JOB`)."""
+    from pipelines.definitions import CURRENT_STATE, DATED, extract_job
 
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
-    tables = [{"path": key.path} for asset in EXTRACTION_ASSETS for key in sorted(asset.keys)]
-    # The days cut by the backfill policy, and one run of the current-state tables.
+    dated = [{"path": key.path} for key in sorted(DATED.keys)]
+    current = [{"path": key.path} for key in sorted(CURRENT_STATE.keys)]
+    # The days cut by the backfill policy, and the run of the current-state tables.
     runs = -(-len(days) // BACKFILL_DAYS_PER_RUN) + 1
     launched = []
     request = uuid.uuid4().hex
-    with httpx.Client(base_url=settings.dagster_url, timeout=60) as client:
+    url = settings.dagster_url
+    with httpx.Client(base_url=url, timeout=60) as client:
+        repository = _repository_of(client, url, extract_job.name)
         for tags in pack_runs(settings, len(days), accounts):
-            params = {
-                "assetSelection": tables,
+            tagged = [{"key": k, "value": v} for k, v in {**tags, REQUEST_TAG: request}.items()]
+            backfill = {
+                "selector": {
+                    "partitionSetName": f"{extract_job.name}_partition_set",
+                    "repositorySelector": repository,
+                },
+                "assetSelection": dated,
                 "partitionNames": days,
-                "tags": [{"key": k, "value": v} for k, v in {**tags, REQUEST_TAG: request}.items()],
+                "tags": tagged,
                 "title": f"adwh backfill {start}..{end}",
             }
-            answer = _query(client, settings.dagster_url, LAUNCH_BACKFILL, {"params": params})
-            result = answer["launchPartitionBackfill"]
-            if result["__typename"] != "LaunchBackfillSuccess":
-                message = result.get("message")
-                raise BackfillError(f"backfill refused ({result['__typename']}): {message}")
+            backfill_id = _launch(client, url, LAUNCH_BACKFILL, backfill)
+            state = {
+                "selector": {**repository, "jobName": extract_job.name, "assetSelection": current},
+                "executionMetadata": {"tags": tagged},
+            }
+            _launch(client, url, LAUNCH_RUN, state)
             packed = tuple(tags[ACCOUNTS_TAG].split(","))
-            launched.append(Launched(packed, result["backfillId"], runs, request))
+            launched.append(Launched(packed, backfill_id, runs, request))
     return launched
+
+
+def _repository_of(client: httpx.Client, url: str, job: str) -> dict[str, str]:
+    """The repository and code location serving `job`."""
+    data = _query(client, url, REPOSITORIES, {})
+    for node in data["repositoriesOrError"].get("nodes", []):
+        if any(j["name"] == job for j in node["jobs"]):
+            return {
+                "repositoryName": node["name"],
+                "repositoryLocationName": node["location"]["name"],
+            }
+    raise BackfillError(f"{url} serves no job {job!r}: is its code location loaded?")
+
+
+def _launch(client: httpx.Client, url: str, mutation: str, params: dict) -> str:
+    """Launch a backfill or a run; its id, or a BackfillError saying why the webserver
+    refused it."""
+    (result,) = _query(client, url, mutation, {"params": params}).values()
+    if result["__typename"] == "LaunchBackfillSuccess":
+        return result["backfillId"]
+    if result["__typename"] == "LaunchRunSuccess":
+        return result["run"]["runId"]
+    raise BackfillError(f"backfill refused ({result['__typename']}): {result.get('message')}")
 
 
 def follow(settings: Settings, launched: list[Launched]) -> State:

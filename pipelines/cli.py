@@ -84,6 +84,13 @@ def parser() -> argparse.ArgumentParser:
         "--days", type=int, default=DEFAULT_HISTORY_DAYS, help="days up to yesterday (%(default)s)"
     )
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
+    ui = commands.add_parser(
+        "ui", help="the Dagster UI and its daemon (dg dev) over the instance in $ADWH_HOME/dagster"
+    )
+    ui.add_argument("--port", type=int, default=3000, help="on 127.0.0.1 (%(default)s)")
+    ui.add_argument(
+        "--verbose", action="store_true", help="Dagster's INFO lines too (every sensor tick)"
+    )
     sql = commands.add_parser(
         "sql",
         help="DuckDB's shell on the warehouse, read-only, in $ADWH_HOME (lake/… paths resolve)",
@@ -370,6 +377,27 @@ def command_check(settings: Settings) -> int:
     return asyncio.run(go())
 
 
+def command_ui(port: int, verbose: bool) -> NoReturn:
+    """`dg dev`, Dagster's way to run a project locally, from the repository's root, with
+    DAGSTER_HOME at the instance `adwh` records to. Warnings only unless `verbose`: Dagster's
+    daemon logs two INFO lines per sensor tick (every 30 s each), which the UI's tick history
+    shows anyway, so the URL is printed here."""
+    import os
+
+    from pipelines.instance import CONFIG_DIR, ui_dagster_home
+
+    dg = Path(sys.executable).parent / "dg"
+    if not dg.exists():
+        raise UsageError(f"Dagster's dg is not installed ({dg}): uv sync --group ui")
+    home = ui_dagster_home()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "VIRTUAL_ENV": sys.prefix}
+    level = "info" if verbose else "warning"
+    print(f"adwh: the Dagster UI at http://127.0.0.1:{port}, its instance in {home}", flush=True)
+    os.chdir(CONFIG_DIR.parent)  # the project's root: dg reads its pyproject.toml there
+    # Replaced by dg: a signal to this process (Ctrl-C, a supervisor's stop) reaches it.
+    os.execve(dg, [str(dg), "dev", "--port", str(port), "--log-level", level], env)
+
+
 def command_sql(settings: Settings, query: str | None) -> int:
     """DuckDB's shell (the 1.x CLI `make` installs) on the warehouse, read-only, started in
     `$ADWH_HOME`: the README's queries run as written whatever the home, the lake's relative
@@ -453,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
             return command_demo(settings, args.days)
         if args.command == "check":
             return command_check(settings)
+        if args.command == "ui":
+            return command_ui(args.port, args.verbose)
         if args.command == "sql":
             return command_sql(settings, args.query)
         if args.command in ("history", "lake"):

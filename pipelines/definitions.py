@@ -135,6 +135,7 @@ defs = dg.Definitions(
         warehouse_refresh_sensor(
             [key for asset in EXTRACTION_ASSETS for key in asset.keys],
             [key for asset in WAREHOUSE_ASSETS for key in asset.keys],
+            warehouse_job.name,
         ),
     ],
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},

@@ -233,3 +233,19 @@ def open_instance() -> Iterator[dg.DagsterInstance]:
     ref = InstanceRef.from_dir(str(home), config_dir=str(CONFIG_DIR))
     with dg.DagsterInstance.from_ref(ref) as instance:
         yield instance
+
+
+def ui_dagster_home() -> Path:
+    """The DAGSTER_HOME `adwh ui` starts Dagster with: the user's when set, else
+    `$ADWH_HOME/dagster` holding this configuration (written when it differs), so that
+    Dagster's own home is the instance every `adwh` command records to, as Dagster's docs ask
+    of a persistent local instance."""
+    if os.environ.get("DAGSTER_HOME"):
+        return Path(os.environ["DAGSTER_HOME"])
+    home = dagster_dir()
+    home.mkdir(parents=True, exist_ok=True)
+    config = (CONFIG_DIR / "dagster.yaml").read_text()
+    target = home / "dagster.yaml"
+    if not target.exists() or target.read_text() != config:
+        target.write_text(config)
+    return home

@@ -55,6 +55,11 @@ BUILD_CONFIG = {
     "preserve_insertion_order": False,
     "storage_compatibility_version": STORAGE_VERSION,
 }
+# A checkpoint writes every row group a build changed to free blocks before it frees the old
+# ones, and gives the file system back only free blocks at the end of the file: a build that
+# rewrites most of the file (a rebuild; a small warehouse, whose tables are one row group each)
+# leaves it twice its data. Past this share of unused bytes the file is copied afresh.
+UNUSED_SHARE = 0.25
 
 
 def _schema_changes(con: duckdb.DuckDBPyConnection, log: SchemaLog) -> None:
@@ -173,11 +178,14 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
                 if new:
                     record_built_by(con, digest)
                 columns = _columns(con)
+                wasteful = _wasteful(con, building)
         if by_dbt:
             results = build_marts(building, artifacts)
             with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-                con.execute("CHECKPOINT")
                 columns = _columns(con)
+                wasteful = _wasteful(con, building)
+        if wasteful:
+            _compact(building)
         _swap_in(home, target, building)
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
@@ -198,6 +206,38 @@ def lake_tables(lake: Lake, tables: list[TableSchema]) -> list[str]:
             names.append(table.name)
         names.append(loaded_from(table))
     return names
+
+
+def _wasteful(con: duckdb.DuckDBPyConnection, building: Path) -> bool:
+    """Whether more than UNUSED_SHARE of the file's bytes are in blocks it no longer uses,
+    once checkpointed (the checkpoint its connection's close would write)."""
+    con.execute("CHECKPOINT")
+    used, block_size = con.execute(
+        "SELECT used_blocks, block_size FROM pragma_database_size() "
+        "WHERE database_name = current_database()"
+    ).fetchone()
+    return used * block_size < (1 - UNUSED_SHARE) * building.stat().st_size
+
+
+def _compact(building: Path) -> None:
+    """`building` copied into a new file, which holds only its data (DuckDB's way to reclaim
+    space: COPY FROM DATABASE), and renamed over it. In insertion order: the rows of a day stay
+    together, which DuckDB compresses better (and skips by its zone maps) than the interleaved
+    order of a parallel copy."""
+    compact = building.with_name(f"{building.name}.compact")
+    try:
+        config = {**BUILD_CONFIG, "preserve_insertion_order": True}
+        with duckdb.connect(config=config) as con:
+            con.execute(f"ATTACH {sql_string(str(building))} AS built (READ_ONLY)")
+            con.execute(
+                f"ATTACH {sql_string(str(compact))} AS compact "
+                f"(STORAGE_VERSION '{STORAGE_VERSION}')"
+            )
+            con.execute("COPY FROM DATABASE built TO compact")
+        os.replace(compact, building)
+    finally:
+        compact.unlink(missing_ok=True)
+        Path(f"{compact}.wal").unlink(missing_ok=True)
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:

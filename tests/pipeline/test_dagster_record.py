@@ -1,7 +1,7 @@
-"""Dagster records every run a user makes, where `dagster dev` reads it.
+"""Dagster records every run a user makes, where the UI reads it.
 
-`adwh run` and `adwh rebuild` write to the instance under `$ADWH_HOME/dagster`; the UI, started
-from the repository root with no DAGSTER_HOME, opens the same storage. Each partition's
+`adwh run` and `adwh rebuild` write to the instance under `$ADWH_HOME/dagster`; the UI (`adwh
+ui`: `dg dev` with DAGSTER_HOME there) opens the same storage. Each partition's
 materialization carries its own rows, the last the run's figures too; a run that changes tables
 without the warehouse gets the warehouse rebuilt by the automation sensor.
 """
@@ -13,24 +13,22 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
-from dagster._core.instance.ref import InstanceRef
 
 from assets.marts import MANIFEST, MANIFEST_PROJECT
 from pipelines.cli import main
 from pipelines.definitions import WAREHOUSE_ASSETS, defs
+from pipelines.instance import CONFIG_DIR, ui_dagster_home
 from pipelines.resources import WarehouseResource
 from tests.conftest import TODAY, copy_of_a_run
 
-ROOT = Path(__file__).resolve().parents[2]
+CONFIG = CONFIG_DIR / "dagster.yaml"
 SPAN = ("2026-11-18", "2026-11-20")
 
 
-def ui_instance(tmp_path: Path) -> dg.DagsterInstance:
-    """The instance `dagster dev` opens from the repository root without DAGSTER_HOME: a
-    temporary home, the repository's dagster.yaml."""
-    scratch = tmp_path / ".tmp_dagster_home_ui"
-    scratch.mkdir()
-    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(scratch), config_dir=str(ROOT)))
+def ui_instance(monkeypatch: pytest.MonkeyPatch) -> dg.DagsterInstance:
+    """The instance `adwh ui` (`dg dev`) opens: Dagster's own, from the DAGSTER_HOME it sets."""
+    monkeypatch.setenv("DAGSTER_HOME", str(ui_dagster_home()))
+    return dg.DagsterInstance.get()
 
 
 @pytest.fixture
@@ -42,8 +40,8 @@ def materializations(instance: dg.DagsterInstance, table: str) -> list[dg.EventL
     return list(instance.fetch_materializations(dg.AssetKey(table), limit=1000).records)
 
 
-def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, tmp_path):
-    with ui_instance(tmp_path) as instance:
+def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, monkeypatch):
+    with ui_instance(monkeypatch) as instance:
         runs = instance.get_runs()
         assert [run.tags["adwh/command"] for run in runs] == ["run"]
         assert runs[0].is_success
@@ -55,10 +53,10 @@ def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, tmp_path)
         assert materializations(instance, "warehouse_tables")
         assert materializations(instance, "campaigns")[0].asset_materialization.metadata["rows"]
     assert (ran / "dagster" / "events" / "event_log.db").exists()
-    assert not list((tmp_path / ".tmp_dagster_home_ui").rglob("*.db"))  # nothing in Dagster's
+    assert (ran / "dagster" / "dagster.yaml").read_text() == CONFIG.read_text()
 
 
-def test_each_mart_shows_every_column_with_its_type_and_the_dbt_description(ran, tmp_path):
+def test_each_mart_shows_every_column_with_its_type_and_the_dbt_description(ran, monkeypatch):
     """The materialization carries every column DuckDB holds, typed by DuckDB and described by
     the dbt docs (the glossary's words rendered, not the doc() call)."""
     with duckdb.connect(str(ran / "warehouse.duckdb"), read_only=True) as con:
@@ -67,7 +65,7 @@ def test_each_mart_shows_every_column_with_its_type_and_the_dbt_description(ran,
             "WHERE table_name = 'mart_account_daily' ORDER BY ordinal_position"
         ).fetchall()
     documented = MANIFEST["nodes"][f"model.{MANIFEST_PROJECT}.mart_account_daily"]["columns"]
-    with ui_instance(tmp_path) as instance:
+    with ui_instance(monkeypatch) as instance:
         (latest,) = materializations(instance, "mart_account_daily")
     schema = latest.asset_materialization.metadata["dagster/column_schema"].value
     assert [(c.name, c.type) for c in schema.columns] == held
@@ -77,14 +75,14 @@ def test_each_mart_shows_every_column_with_its_type_and_the_dbt_description(ran,
         assert "doc(" not in column.description and len(column.description) > 20, column.name
 
 
-def test_each_partition_reports_its_own_rows(ran, tmp_path):
+def test_each_partition_reports_its_own_rows(ran, monkeypatch):
     with duckdb.connect(str(ran / "warehouse.duckdb"), read_only=True) as con:
         counted = dict(
             con.sql(
                 "SELECT strftime(date, '%Y-%m-%d'), count(*) FROM campaign_metrics GROUP BY 1"
             ).fetchall()
         )
-    with ui_instance(tmp_path) as instance:
+    with ui_instance(monkeypatch) as instance:
         reported = {
             record.partition_key: record.asset_materialization.metadata["rows"].value
             for record in materializations(instance, "campaign_metrics")
@@ -93,10 +91,10 @@ def test_each_partition_reports_its_own_rows(ran, tmp_path):
     assert len(set(reported.values())) > 1  # the sandbox's days differ: not the run's total
 
 
-def test_the_runs_own_figures_are_on_its_last_partition_only(ran, tmp_path):
+def test_the_runs_own_figures_are_on_its_last_partition_only(ran, monkeypatch):
     """Requests, pages, the range: what the run did is on the partition the UI shows as the
     latest, not repeated on every partition (hundreds of events per range run)."""
-    with ui_instance(tmp_path) as instance:
+    with ui_instance(monkeypatch) as instance:
         records = materializations(instance, "campaign_metrics")
     carrying = [r.partition_key for r in records if "requests" in r.asset_materialization.metadata]
     assert carrying == [SPAN[1]]
@@ -104,11 +102,11 @@ def test_the_runs_own_figures_are_on_its_last_partition_only(ran, tmp_path):
     assert last["start"].value == SPAN[0] and last["end"].value == SPAN[1]
 
 
-def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing(ran, embedded, tmp_path):
+def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing(ran, embedded, monkeypatch):
     embedded.requests.clear()
     assert main(["rebuild", "--start", SPAN[0], "--end", SPAN[1]]) == 0
     assert embedded.requests == []
-    with ui_instance(tmp_path) as instance:
+    with ui_instance(monkeypatch) as instance:
         commands = sorted(run.tags["adwh/command"] for run in instance.get_runs())
         assert commands == ["rebuild", "run"]
         rebuild = next(r for r in instance.get_runs() if r.tags["adwh/command"] == "rebuild")

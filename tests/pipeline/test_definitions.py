@@ -87,7 +87,7 @@ def test_workspace_and_instance_files_point_at_the_one_definitions_object():
     workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
     target = workspace["load_from"][0]["python_module"]
     assert (target["module_name"], target["attribute"]) == ("pipelines.definitions", "defs")
-    instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())
+    instance = yaml.safe_load((ROOT / "pipelines" / "dagster.yaml").read_text())
     assert instance["telemetry"]["enabled"] is False
     assert instance["storage"]["custom"]["class"] == "HomeStorage"
 
