@@ -241,6 +241,39 @@ def _wait_for(url: str, processes: list[subprocess.Popen], logs: Path) -> None:
     raise TimeoutError(f"the deployment did not start within 180 s; see {logs}")
 
 
+@contextmanager
+def local_ui(home: Path, log: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`adwh ui` (`dg dev`: webserver, daemon, code server) on `home`, its output in `log`;
+    the webserver's URL once its code location is loaded. In its own process group, stopped
+    with SIGTERM."""
+    environment = {**os.environ, **(env or {}), "ADWH_HOME": str(home)}
+    environment.pop("DAGSTER_HOME", None)
+    adwh = str(ROOT / ".venv" / "bin" / "adwh")
+    with log.open("w") as output:
+        process, port = listening(
+            lambda port: subprocess.Popen(
+                [adwh, "ui", "--port", str(port)],
+                env=environment,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            ),
+            log,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_for(url, [process], log)
+            yield url
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                with suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
 def listening(
     start: Callable[[int], subprocess.Popen], logs: Path, attempts: int = 3
 ) -> tuple[subprocess.Popen, int]:

@@ -1,6 +1,6 @@
 """Screenshots of the Dagster UI after `make demo`, for the README (`make screenshots`).
 
-Runs the demo in a scratch `ADWH_HOME`, starts `dagster dev` from the repository root on it,
+Runs the demo in a scratch `ADWH_HOME`, starts `adwh ui` (`dg dev`, as `make dagster`) on it,
 and drives headless Chromium (Debian's package, through Playwright) to the pages a newcomer
 opens: the asset graph down to the marts, a mart's lineage back to the table it reads, an
 asset with its columns and latest materialization, its contract and reconciliation checks, a
@@ -13,7 +13,6 @@ UI fails instead of landing in the docs.
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,8 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from bench.deployment import local_ui
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
@@ -66,36 +67,10 @@ def bad_key_then_good_run(home: Path) -> None:
 
 
 @contextmanager
-def dagster_dev(home: Path):
-    """`dagster dev` from the repository root, in its own process group (it ignores SIGINT
-    when started in the background; the group is stopped with SIGTERM)."""
-    env = {**os.environ, "ADWH_HOME": str(home), "ADWH_TODAY": TODAY}
-    env.pop("DAGSTER_HOME", None)
-    log = open(home / "dagster-dev.log", "w")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [str(ROOT / ".venv/bin/dagster"), "dev", "-p", str(PORT)],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{PORT}/server_info", timeout=2).is_success:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        else:
-            raise RuntimeError(f"dagster dev did not start; see {home / 'dagster-dev.log'}")
-        yield f"http://127.0.0.1:{PORT}"
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=60)
-        log.close()
+def dagster_ui(home: Path):
+    """`adwh ui` on `home`, as `make dagster` starts it."""
+    with local_ui(home, home / "dagster-ui.log", {"ADWH_TODAY": TODAY}) as url:
+        yield url
 
 
 def capture(page: Page, url: str, must_show: list[str], name: str) -> Path:
@@ -127,7 +102,7 @@ def main() -> int:
     try:
         run_demo(home)
         bad_key_then_good_run(home)
-        with dagster_dev(home) as base, sync_playwright() as playwright:
+        with dagster_ui(home) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
             page = browser.new_page(viewport=VIEWPORT)
             shots = [

@@ -144,6 +144,8 @@ def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_al
             assert peak_runs_at_once(instance) <= 2
             newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
             assert _started(instance, newest) >= last_end(instance)  # after them all
+            # named as the UI lists jobs: no run of Dagster's implicit `__ASSET_JOB`
+            assert {run.job_name for run in instance.get_runs()} == {"extract", "warehouse"}
         in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch)
     assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
 

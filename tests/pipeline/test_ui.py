@@ -1,0 +1,41 @@
+"""`adwh ui` (`make dagster`): Dagster's `dg dev`, as its docs run a project locally, over the
+instance `adwh` records to, saying nothing that contradicts the README (no temporary home, no
+superseded command), and quiet while nothing changes (no line per sensor tick)."""
+
+import httpx
+import pytest
+
+from bench.deployment import local_ui, wait_until
+from pipelines.instance import dagster_dir
+
+TICKS = """
+{ sensorOrError(sensorSelector: {repositoryLocationName: "pipelines.definitions",
+    repositoryName: "__repository__", sensorName: "warehouse_refresh"}) {
+  ... on Sensor { sensorState { status ticks(limit: 5) { status skipReason } } } } }
+"""
+JOBS = "{ repositoriesOrError { ... on RepositoryConnection { nodes { jobs { name } } } } }"
+
+
+def graphql(url: str, query: str) -> dict:
+    return httpx.post(f"{url}/graphql", json={"query": query}, timeout=30).json()["data"]
+
+
+@pytest.mark.slow(seconds=50)
+def test_the_ui_runs_on_the_homes_instance_and_says_nothing_while_sensors_skip(home, tmp_path):
+    log = tmp_path / "ui.log"
+    with local_ui(home, log) as url:
+        ticks = wait_until(
+            lambda: graphql(url, TICKS)["sensorOrError"]["sensorState"]["ticks"],
+            "a tick of the warehouse_refresh sensor",
+            timeout=180,
+            every=1,
+        )
+        jobs = {
+            j["name"] for n in graphql(url, JOBS)["repositoriesOrError"]["nodes"] for j in n["jobs"]
+        }
+    assert ticks[0]["status"] == "SKIPPED" and ticks[0]["skipReason"]
+    assert {"daily", "extract", "warehouse", "reconcile", "housekeeping"} <= jobs
+    said = log.read_text().splitlines()
+    assert said[0] == f"adwh: the Dagster UI at {url}, its instance in {dagster_dir()}", said
+    assert said[1:] == ["All component YAML validated successfully."], said
+    assert (dagster_dir() / "dagster.yaml").exists()
