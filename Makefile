@@ -11,17 +11,27 @@ export UV_COMPILE_BYTECODE := 1
 
 .PHONY: demo test lint format bench bench-scale soak profile dagster screenshots clean
 
+# What the product, the sandbox, DuckDB's shell and the UI need, without the test tools (the
+# `dev` group, which `make test` adds). Quiet: one line, not a line per package. --inexact: a
+# later `make demo` keeps the test tools `make test` installed.
 $(BIN)/adwh: pyproject.toml uv.lock
 	@command -v uv >/dev/null || test -x .venv-uv/bin/uv || \
 		($(PYTHON) -m venv .venv-uv && .venv-uv/bin/pip install --quiet uv)
-	$(UV) sync --frozen --python $(PYTHON)
-	$(BIN)/python -m compileall -q pipelines assets transforms warehouse sandbox >/dev/null
+	@echo "adwh: installing the environment in .venv (a minute or two the first time)"
+	@$(UV) sync --frozen --quiet --inexact --no-dev --python $(PYTHON)
+	@$(BIN)/python -m compileall -q pipelines assets transforms warehouse sandbox >/dev/null
+	@touch $@
+
+# The test tools (pytest, hypothesis, ruff, moto, …) on top.
+$(BIN)/pytest: $(BIN)/adwh
+	@echo "adwh: installing the test tools in .venv"
+	@$(UV) sync --frozen --quiet --inexact --python $(PYTHON)
 	@touch $@
 
 demo: $(BIN)/adwh
-	$(BIN)/adwh demo
+	@$(BIN)/adwh demo
 
-lint: $(BIN)/adwh
+lint: $(BIN)/pytest
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
@@ -32,7 +42,7 @@ TEST_WORKERS ?= 3
 test: lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 
-format: $(BIN)/adwh
+format: $(BIN)/pytest
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 

@@ -252,12 +252,14 @@ def command_run(
     from_raw: bool = False,
     tables: tuple[str, ...] = (),
     catch_up: bool = False,
+    brief: bool = False,
 ) -> int:
-    """`catch_up`: the daily run, each account from its own first day in [start, end]."""
+    """`catch_up`: the daily run, each account from its own first day in [start, end];
+    `brief`: the summary in one line (the demo's), not a line per table."""
     from pipelines.destination import Destination
     from pipelines.execute import run_pipeline
     from pipelines.progress import live
-    from pipelines.report import print_summary
+    from pipelines.report import print_brief, print_summary
     from warehouse.secrets import PseudonymKeyError
 
     if not from_raw:
@@ -277,7 +279,7 @@ def command_run(
             )
     except Timeout:
         raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
-    print_summary(summary)
+    (print_brief if brief else print_summary)(summary)
     for line in summary.tables:
         changes = line.metadata.get("schema_changes", "none")
         if changes != "none":
@@ -338,9 +340,12 @@ def command_demo(settings: Settings, days: int) -> int:
     if not settings.uses_sandbox:
         raise UsageError("adwh demo runs on the embedded sandbox; unset ADS_API_BASE_URL")
     end = settings.today - timedelta(days=1)
-    status = command_run(settings, end - timedelta(days=days - 1), end)
+    start = end - timedelta(days=days - 1)
+    print(f"adwh: {start}..{end} of the embedded sandbox (no key needed) into {settings.home}")
+    status = command_run(settings, start, end, brief=True)
     if status == 0:
         print_demo_table(settings.home, Destination.of(settings).lake.url)
+        print("next: .venv/bin/adwh sql (query the warehouse), make dagster (the Dagster UI)")
     return status
 
 

@@ -55,6 +55,16 @@ def _figure(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def print_brief(summary: RunSummary) -> None:
+    """The run in one line: what a newcomer needs of it (the demo)."""
+    lines = [line for line in summary.tables if "rows" in line.metadata]
+    rows = sum(int(line.metadata["rows"]) for line in lines)
+    print(
+        f"adwh: {len(lines)} tables, {rows:,} rows published and built into the warehouse; "
+        f"{summary.credits} credits spent"
+    )
+
+
 def credits_line(summary: RunSummary) -> str:
     """The run's cost: a table shows its source's, and one source may feed several tables."""
     budget = "" if summary.max_credits is None else f" of ADWH_MAX_CREDITS={summary.max_credits}"
@@ -73,8 +83,9 @@ LIMIT 12
 
 def print_demo_table(home: Path, lake: str) -> None:
     """Where the lake (Delta tables) and the warehouse are, and what the warehouse holds."""
-    console.print(f"lake:      {lake if '://' in lake else Path(lake).resolve()} (Delta Lake)")
-    console.print(f"warehouse: {(home / 'warehouse.duckdb').resolve()}")
+    # Plain lines: a path is never wrapped, so it can be copied whole.
+    print(f"lake:      {lake if '://' in lake else Path(lake).resolve()} (Delta Lake)")
+    print(f"warehouse: {(home / 'warehouse.duckdb').resolve()}")
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
         relation = con.sql(DEMO_SQL)
         table = Table(title="spend and sales by day and currency (latest 12 rows)")

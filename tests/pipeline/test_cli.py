@@ -177,14 +177,24 @@ def test_a_backfill_range_is_checked_like_a_runs(home, capsys):
     assert "is after --end" in capsys.readouterr().err
 
 
-def test_the_demo_writes_under_the_default_home_where_it_is_started(home, tmp_path, monkeypatch):
+def test_the_demo_writes_under_the_default_home_where_it_is_started(
+    home, tmp_path, monkeypatch, capsys
+):
     """`make demo` sets no ADWH_HOME: everything goes under `data`, a relative path, which
-    every writer (the lake's included) must take as the folder it names."""
+    every writer (the lake's included) must take as the folder it names. What it says fits 80
+    columns: a line for what it does, one for what it published, where, the table, what next."""
     monkeypatch.delenv("ADWH_HOME")
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--days", "3"]) == 0
     assert (tmp_path / "data" / "warehouse.duckdb").exists()
     assert (tmp_path / "data" / "lake" / "campaign_metrics" / "_delta_log").is_dir()
+    said = capsys.readouterr().out.splitlines()
+    sandbox = "of the embedded sandbox (no key needed)"
+    assert said[0] == f"adwh: 2026-11-20..2026-11-22 {sandbox} into data"
+    assert said[1].startswith("adwh: 33 tables, ") and said[1].endswith(" credits spent")
+    assert said[-1].startswith("next: .venv/bin/adwh sql")
+    assert said[2].startswith("lake: ") and said[3].startswith("warehouse: ")  # whole paths
+    assert len(said) < 30 and max(len(line) for line in said[4:]) <= 80, said
 
 
 def test_a_date_past_yesterday_names_where_today_came_from(home, capsys, monkeypatch):
