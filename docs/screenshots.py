@@ -11,18 +11,24 @@ Each page is checked for what it must show before it is captured, so a screensho
 UI fails instead of landing in the docs.
 """
 
+import io
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from rich.console import Console
+from rich.terminal_theme import MONOKAI
+from rich.text import Text
 
 from bench.deployment import local_ui
 
@@ -32,6 +38,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PORT = 3333
 TODAY = "2026-11-23"
 VIEWPORT = {"width": 1600, "height": 1000}
+TERMINAL_ROWS = 45
 
 
 def adwh(home: Path, *argv: str, check: bool = True, **extra: str) -> None:
@@ -40,8 +47,58 @@ def adwh(home: Path, *argv: str, check: bool = True, **extra: str) -> None:
     subprocess.run([str(ROOT / ".venv/bin/adwh"), *argv], env=env, check=check, cwd=ROOT)
 
 
-def run_demo(home: Path) -> None:
-    adwh(home, "demo")
+def in_tmux(home: Path, argv: list[str], **extra: str) -> str:
+    """`adwh <argv>` run in a tmux pane of 80 columns (a real terminal: live progress, colours),
+    after a prompt line; the pane's text with its colours, once the command ended."""
+    env = {"ADWH_HOME": str(home), "ADWH_TODAY": TODAY, **extra}
+    shown = shlex.join(["adwh", *argv])
+    channel = f"adwh-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"printf '$ %s\\n' {shlex.quote(shown)}; "
+        f"env -u DAGSTER_HOME {shlex.join(f'{k}={v}' for k, v in env.items())} "
+        f"{shlex.join([str(ROOT / '.venv/bin/adwh'), *argv])}; "
+        f"tmux wait-for -S {channel}; sleep 600"
+    )
+    tmux = ["tmux", "-L", channel]
+    subprocess.run(
+        [
+            *tmux,
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            str(TERMINAL_ROWS),
+            "-c",
+            str(ROOT),
+            command,
+        ],
+        check=True,
+    )
+    try:
+        subprocess.run([*tmux, "wait-for", channel], check=True, timeout=900)
+        pane = [*tmux, "capture-pane", "-p", "-e", "-J"]
+        return subprocess.run(pane, check=True, capture_output=True, text=True).stdout
+    finally:
+        subprocess.run([*tmux, "kill-server"], check=False)
+
+
+def terminal_shot(page: Page, ansi: str, must_show: list[str], name: str) -> Path:
+    """A terminal's text (ANSI colours) drawn as a dark terminal, checked, then captured."""
+    missing = [text for text in must_show if text not in Text.from_ansi(ansi).plain]
+    if missing:
+        raise RuntimeError(f"{name}: the terminal does not show {missing}:\n{ansi}")
+    console = Console(record=True, width=80, file=io.StringIO(), force_terminal=True)
+    console.print(Text.from_ansi(ansi.rstrip() + "\n"))
+    page.set_content(console.export_html(theme=MONOKAI, inline_styles=True))
+    path = IMAGES / f"{name}.png"
+    page.locator("pre").screenshot(path=str(path))
+    return path
+
+
+def run_demo(home: Path) -> str:
+    """`make demo`'s run, in a terminal."""
+    return in_tmux(home, ["demo"])
 
 
 def bad_key_then_good_run(home: Path) -> None:
@@ -100,12 +157,24 @@ def main() -> int:
     IMAGES.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="adwh-screens-"))
     try:
-        run_demo(home)
+        demo = run_demo(home)
         bad_key_then_good_run(home)
+        query = "SELECT date, currency, spend, sales, acos FROM mart_account_daily LIMIT 8"
+        sql = in_tmux(home, ["sql", query])
         with dagster_ui(home) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
             page = browser.new_page(viewport=VIEWPORT)
+            backfill = ["backfill", "--start", "2026-11-20", "--end", "2026-11-22"]
+            followed = in_tmux(home, backfill, ADWH_DAGSTER_URL=base)
             shots = [
+                terminal_shot(page, demo, ["tables,", "warehouse:", "next:"], "terminal-demo"),
+                terminal_shot(page, sql, ["spend", "acos"], "terminal-sql"),
+                terminal_shot(
+                    page,
+                    followed,
+                    ["runs", "building the warehouse", "warehouse built"],
+                    "terminal-backfill",
+                ),
                 capture(page, f"{base}/asset-groups", ["metrics", "marts"], "graph"),
                 capture(
                     page,

@@ -1,7 +1,6 @@
 """The README's set-up commands as a newcomer meets them: `make demo` installs what the demo
 needs and no test tool, quietly; `make test` adds the test tools."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,7 +18,15 @@ def recipe(target: str) -> str:
 
 
 def uv() -> str:
-    return shutil.which("uv") or str(ROOT / ".venv-uv" / "bin" / "uv")
+    """uv as the Makefile finds it: the machine's, or the one it installed in .venv-uv."""
+    found = subprocess.run(
+        ["sh", "-c", "command -v uv || echo .venv-uv/bin/uv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return str(ROOT / found.stdout.strip())
 
 
 def test_make_demo_installs_no_test_tool_and_names_no_package():

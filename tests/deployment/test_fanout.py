@@ -115,37 +115,41 @@ def fetched_alone(run: dg.DagsterRun) -> set[str]:
 @pytest.mark.slow(seconds=120)
 @pytest.mark.parametrize("dagster_database", ["pgbouncer"], indirect=True)
 def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_alone(
-    tmp_path, dagster_database, monkeypatch
+    tmp_path, dagster_database, monkeypatch, capsys
 ):
     """Three small accounts, one pack: a run of the days and one of current state, 2 at once.
     One client withdraws its invitation once the runs are packed, and shares itself again when
     a run has failed on it: the retries fetch it alone, and the warehouse equals one run's in
     process."""
-    with agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy):
+    with (
+        agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy),
+        ThreadPoolExecutor(1) as pool,
+        deploy.instance() as instance,
+    ):
         troubled = agency.accounts[1].id
-        launched = time.time()
-        assert main(["backfill", "--start", START, "--end", END, "--no-wait"]) == 0
+        # `adwh backfill` follows the runs until the warehouse is built: in a thread
+        backfill = pool.submit(main, ["backfill", "--start", START, "--end", END])
+        wait_until(instance.get_backfills, "the backfill launched", every=0.1)
         agency.withdraw(troubled)  # after packing, before the runs
-        with deploy.instance() as instance:
-            wait_until(
-                lambda: any(
-                    r.status is dg.DagsterRunStatus.FAILURE for r in extract_runs(instance)
-                ),
-                "a run failed by the withdrawn account",
-            )
-            agency.invite(troubled)
-            wait_until(lambda: settled(instance, launched), "the runs, retries and a build")
-            runs = extract_runs(instance)
-            packs = {r.tags[ACCOUNTS_TAG] for r in runs}
-            assert packs == {",".join(sorted(a.id for a in agency.accounts))}
-            assert len([r for r in runs if RETRY_NUMBER not in r.tags]) == 2  # days, state
-            retries = [r for r in runs if RETRY_NUMBER in r.tags]
-            assert retries and all(fetched_alone(r) == {troubled} for r in retries)
-            assert peak_runs_at_once(instance) <= 2
-            newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
-            assert _started(instance, newest) >= last_end(instance)  # after them all
-            # named as the UI lists jobs: no run of Dagster's implicit `__ASSET_JOB`
-            assert {run.job_name for run in instance.get_runs()} == {"extract", "warehouse"}
+        wait_until(
+            lambda: any(r.status is dg.DagsterRunStatus.FAILURE for r in extract_runs(instance)),
+            "a run failed by the withdrawn account",
+        )
+        agency.invite(troubled)
+        assert backfill.result(timeout=400) == 0  # the retry fetched it: nothing lost
+        said = capsys.readouterr().out
+        assert "failed and were run again" in said and "warehouse built at" in said, said
+        runs = extract_runs(instance)
+        packs = {r.tags[ACCOUNTS_TAG] for r in runs}
+        assert packs == {",".join(sorted(a.id for a in agency.accounts))}
+        assert len([r for r in runs if RETRY_NUMBER not in r.tags]) == 2  # days, state
+        retries = [r for r in runs if RETRY_NUMBER in r.tags]
+        assert retries and all(fetched_alone(r) == {troubled} for r in retries)
+        assert peak_runs_at_once(instance) <= 2
+        newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
+        assert _started(instance, newest) >= last_end(instance)  # after them all
+        # named as the UI lists jobs: no run of Dagster's implicit `__ASSET_JOB`
+        assert {run.job_name for run in instance.get_runs()} == {"extract", "warehouse"}
         in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch)
     assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
 
@@ -189,32 +193,25 @@ def retries(instance: dg.DagsterInstance, run_id: str) -> list[dg.DagsterRun]:
 
 @pytest.mark.slow(seconds=125)
 def test_a_run_whose_worker_is_killed_is_retried_and_loses_and_duplicates_nothing(
-    tmp_path, dagster_database, monkeypatch, capsys
+    tmp_path, dagster_database, monkeypatch
 ):
     """A lost machine: the run's process dies mid-run. The code server marks the run failed
     and the daemon retries its steps that did not finish (deploy/dagster.yaml's run_retries;
     none when the kill came after the last one); the warehouse equals that of one
-    uninterrupted run. `adwh backfill` follows it all: it returns once the retries are done
-    and the warehouse is built after them, exit 0, saying so."""
+    uninterrupted run."""
     with agency_deployment(tmp_path, monkeypatch, clients=2, max_runs=1) as (agency, deploy):
         account = agency.accounts[1].id
-        argv = ["backfill", "--start", START, "--end", END, "--accounts", account]
-        with ThreadPoolExecutor(1) as pool:
-            backfill = pool.submit(main, argv)  # waits for the warehouse: in a thread
-            with deploy.instance() as instance:
-                victim = wait_until(
-                    lambda: started_with_a_table_written(instance),
-                    "a run with a table written",
-                    every=0.2,
-                )
-                kill_worker(instance, victim.run_id)
-                assert backfill.result(timeout=600) == 0
-                # it returned after a build that started once every extract run had ended
-                newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
-                assert _started(instance, newest) >= last_end(instance)
-        said = capsys.readouterr().out
-        assert "failed and were run again" in said and "warehouse built at" in said, said
+        argv = ["backfill", "--start", START, "--end", END, "--accounts", account, "--no-wait"]
+        assert main(argv) == 0
         with deploy.instance() as instance:
+            victim = wait_until(
+                lambda: started_with_a_table_written(instance),
+                "a run with a table written",
+                every=0.2,
+            )
+            kill_worker(instance, victim.run_id)
+            killed = time.time()
+            wait_until(lambda: settled(instance, killed), "the runs, retries and a build")
             assert instance.get_run_by_id(victim.run_id).status is dg.DagsterRunStatus.FAILURE
             retried = retries(instance, victim.run_id)
             assert all(run.status is dg.DagsterRunStatus.SUCCESS for run in retried)
