@@ -313,8 +313,8 @@ def command_backfill(
     lost = state.lost_runs
     print(state.summary())
     if building:
-        built = _clock(state.warehouse_built)
-        print(f"warehouse built at {built}: {settings.home / 'warehouse.duckdb'}")
+        print(f"warehouse built at {_clock(state.warehouse_built)}")
+        print(f"warehouse: {settings.home / 'warehouse.duckdb'}")
     else:
         print(
             "the warehouse_refresh sensor is off: the warehouse was not built "

@@ -35,7 +35,7 @@ def live(enabled: bool = True) -> Iterator[None]:
         TextColumn("{task.fields[pages]:>7} pages"),
         TextColumn("{task.fields[rate]:>7.1f} req/s"),
         TimeElapsedColumn(),
-        transient=False,
+        transient=True,  # gone once the run ends: its summary says what it did
     )
     tasks: dict[str, int] = {}
 

@@ -60,7 +60,7 @@ def print_brief(summary: RunSummary) -> None:
     lines = [line for line in summary.tables if "rows" in line.metadata]
     rows = sum(int(line.metadata["rows"]) for line in lines)
     print(
-        f"adwh: {len(lines)} tables, {rows:,} rows published and built into the warehouse; "
+        f"adwh: {len(lines)} tables, {rows:,} rows published, the warehouse built; "
         f"{summary.credits} credits spent"
     )
 
