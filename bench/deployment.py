@@ -206,16 +206,21 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
         _wait_for(url, list(processes.values()), logs)
         yield Deployment(url, dagster_home, {name: p.pid for name, p in processes.items()})
     finally:
-        for process in processes.values():
+        stop_groups(list(processes.values()), wait=30)
+
+
+def stop_groups(processes: list[subprocess.Popen], wait: float) -> None:
+    """SIGTERM each process's group, then SIGKILL a group still there `wait` s later."""
+    for process in processes:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(wait)
+        except subprocess.TimeoutExpired:
             with suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in processes.values():
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
 
 
 def _wait_for(url: str, processes: list[subprocess.Popen], logs: Path) -> None:
@@ -265,13 +270,7 @@ def local_ui(home: Path, log: Path, env: dict[str, str] | None = None) -> Iterat
             _wait_for(url, [process], log)
             yield url
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                with suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
+            stop_groups([process], wait=60)
 
 
 def listening(
