@@ -210,7 +210,7 @@ class Lake:
         it: a build asks for every table, and an open replays its log)."""
         if self.remote:
             return self.table(name) is not None
-        return (Path(self.uri(name)) / "_delta_log").is_dir()
+        return DeltaTable.is_deltatable(str(Path(self.uri(name)).absolute()))
 
     def publish(
         self,
