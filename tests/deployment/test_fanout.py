@@ -7,7 +7,6 @@ import shutil
 import signal
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -115,7 +114,7 @@ def fetched_alone(run: dg.DagsterRun) -> set[str]:
 @pytest.mark.slow(seconds=120)
 @pytest.mark.parametrize("dagster_database", ["pgbouncer"], indirect=True)
 def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_alone(
-    tmp_path, dagster_database, monkeypatch, capsys
+    tmp_path, dagster_database, monkeypatch
 ):
     """Three small accounts, one pack: a run of the days and one of current state, 2 at once.
     One client withdraws its invitation once the runs are packed, and shares itself again when
@@ -123,22 +122,18 @@ def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_al
     process."""
     with (
         agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy),
-        ThreadPoolExecutor(1) as pool,
         deploy.instance() as instance,
     ):
         troubled = agency.accounts[1].id
-        # `adwh backfill` follows the runs until the warehouse is built: in a thread
-        backfill = pool.submit(main, ["backfill", "--start", START, "--end", END])
-        wait_until(instance.get_backfills, "the backfill launched", every=0.1)
+        launched = time.time()
+        assert main(["backfill", "--start", START, "--end", END, "--no-wait"]) == 0
         agency.withdraw(troubled)  # after packing, before the runs
         wait_until(
             lambda: any(r.status is dg.DagsterRunStatus.FAILURE for r in extract_runs(instance)),
             "a run failed by the withdrawn account",
         )
         agency.invite(troubled)
-        assert backfill.result(timeout=400) == 0  # the retry fetched it: nothing lost
-        said = capsys.readouterr().out
-        assert "failed and were run again" in said and "warehouse built at" in said, said
+        wait_until(lambda: settled(instance, launched), "the runs, retries and a build")
         runs = extract_runs(instance)
         packs = {r.tags[ACCOUNTS_TAG] for r in runs}
         assert packs == {",".join(sorted(a.id for a in agency.accounts))}
