@@ -16,22 +16,22 @@ import pytest
 from bench import scenarios
 
 
-@pytest.mark.slow(seconds=150)
+@pytest.mark.slow(seconds=60)
 def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_lost(tmp_path):
     """The first night's run dies mid-lake; the next completes. A later run dies while
     building the DuckDB file: the previous warehouse stays as it was, and the next completes.
     A reader polls the lake and the DuckDB file throughout."""
-    clean = scenarios.clean_run(scenarios.LONG)
+    clean = scenarios.clean_run(scenarios.MEDIUM)
     home = scenarios.new_home(tmp_path / "home", clean)
     with scenarios.reader(home, clean, tmp_path) as seen:
         kills, damage, outcome = scenarios.kill_and_recover(
-            home, scenarios.LONG, [("lake write", scenarios.partitions_published(30))], tmp_path
+            home, scenarios.MEDIUM, [("lake write", scenarios.partitions_published(30))], tmp_path
         )
         assert outcome.code == 0, outcome.err
         warehouse = scenarios.file_state(home)[scenarios.WAREHOUSE]
         more_kills, more_damage, outcome = scenarios.kill_and_recover(
             home,
-            scenarios.LONG,
+            scenarios.MEDIUM,
             [("DuckDB build", scenarios.building)],
             tmp_path,
             between=lambda: scenarios.file_state(home)[scenarios.WAREHOUSE] == warehouse,
