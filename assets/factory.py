@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from pipelines.alerting import FRESHNESS_POLICY
-from pipelines.partitions import backfill_policy, daily_partitions
-from pipelines.resources import ServiceResource, WarehouseResource
-from pipelines.runner import (
+from assets.alerting import FRESHNESS_POLICY
+from assets.partitions import backfill_policy, daily_partitions
+from assets.resources import ServiceResource, WarehouseResource
+from assets.runner import (
     ExtractConfig,
     contract_check,
     materialize_sources,

@@ -9,7 +9,7 @@ Its schedule is off after set-up, like the daily one; `adwh lake optimize` does 
 
 import dagster as dg
 
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 
 
 @dg.asset(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 import orjson
 
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 from pipelines.sources import SOURCES
 from warehouse.dbt_project import prepared_manifest
 
@@ -102,7 +102,7 @@ def warehouse_marts(
 
     The lake's vacuum runs here, not after each extraction: runs of other accounts may still be
     rewriting a partition whose replaced files a vacuum would remove under them, and this step
-    starts once no run is in progress (`pipelines/automation.py`)."""
+    starts once no run is in progress (`assets/automation.py`)."""
     # The build's code, imported here and not with the definitions (see the module's docstring).
     from warehouse.build import build_warehouse
     from warehouse.compiled import MartError

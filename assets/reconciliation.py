@@ -4,24 +4,24 @@ per currency and ad product from the lake, against the service's own answer at t
 day, currency and both figures; the run's data stays published. A run that published none of
 a table's days (the `reconcile` job) compares its partition range for every account."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from datetime import date, timedelta
 
 import dagster as dg
 
 from assets.dated import DATED
+from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
+from assets.resources import ServiceResource, WarehouseResource
+from assets.runner import record_spent, run_budget
 from pipelines.client.credits import CreditBudgetError
 from pipelines.fanout import ACCOUNTS_TAG, for_run
-from pipelines.reconcile import (
-    RECONCILED_CHECK,
-    check_result,
-    not_reconciled,
-    published_in_run,
-    reconcile_tables,
-    run_days,
-)
-from pipelines.resources import ServiceResource, WarehouseResource
-from pipelines.runner import record_spent, run_budget
+from pipelines.reconcile import GRAIN, Plan, Reconciled, reconcile_tables
+from pipelines.settings import Settings
 from pipelines.sources import METRICS
+from transforms.reconcile import LAKE, SERVICE
+
+RECONCILED_CHECK = "reconciled"
+SHOWN = 20  # differences listed in a check's metadata; `differences` counts them all
 
 RECONCILED = [output.schema for source in METRICS for output in source.outputs]
 
@@ -57,14 +57,8 @@ def reconciliation(
     budget = run_budget(context, settings)
     spent_before = budget.spent
     try:
-        outcomes = reconcile_tables(
-            settings,
-            service,
-            warehouse.destination(),
-            plans,
-            budget,
-            packed=ACCOUNTS_TAG in context.run.tags,
-        )
+        opened = service.session(settings, packed=ACCOUNTS_TAG in context.run.tags, budget=budget)
+        outcomes = reconcile_tables(opened, warehouse.destination(), plans)
     finally:
         record_spent(context, budget, spent_before)
     stopped = None
@@ -81,3 +75,73 @@ def reconciliation(
 def _rebuilt_from_raw(run_config: dict) -> bool:
     ops = run_config.get("ops", {})
     return any(op.get("config", {}).get("from_raw") for op in ops.values())
+
+
+def published_in_run(instance: dg.DagsterInstance, run_id: str) -> dict[str, Plan]:
+    """Per table, the days each account's rows were published by the run (the extraction's
+    `published_days`, on the range's last partition)."""
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION, limit=1_000_000
+    ).records
+    plans: dict[str, Plan] = {}
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        materialization = event.step_materialization_data.materialization if event else None
+        published = materialization.metadata.get("published_days") if materialization else None
+        if published is None:
+            continue
+        plan = plans.setdefault(materialization.asset_key.to_user_string(), {})
+        for span, accounts in published.value.items():
+            first, _, last = span.partition("..")
+            plan[date.fromisoformat(first), date.fromisoformat(last)] = list(accounts)
+    return plans
+
+
+def run_days(tags: Mapping[str, str], settings: Settings) -> tuple[date, date]:
+    """The days a run compares that published none (the `reconcile` job): its partition
+    range (or partition), else the lookback days up to yesterday."""
+    if RANGE_START_TAG in tags and RANGE_END_TAG in tags:
+        return date.fromisoformat(tags[RANGE_START_TAG]), date.fromisoformat(tags[RANGE_END_TAG])
+    if "dagster/partition" in tags:
+        day = date.fromisoformat(tags["dagster/partition"])
+        return day, day
+    yesterday = settings.today - timedelta(days=1)
+    return yesterday - timedelta(days=settings.lookback_days - 1), yesterday
+
+
+def check_result(outcome: Reconciled) -> dg.AssetCheckResult:
+    """Passed when every figure agrees; else the differences, each naming its account, day,
+    currency (and ad product), measure and both figures."""
+    found = outcome.differences
+    lines = [_difference(row) for row in found.head(SHOWN).iter_rows(named=True)]
+    metadata: dict[str, object] = {
+        "days": outcome.days,
+        "groups_compared": outcome.groups,
+        "differences": found.height,
+    }
+    if lines:
+        metadata["first_differences"] = dg.MetadataValue.md("\n".join(f"- {x}" for x in lines))
+    return dg.AssetCheckResult(
+        asset_key=outcome.table,
+        check_name=RECONCILED_CHECK,
+        passed=not lines,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=metadata,
+        description=f"differs from the service: {lines[0]}" if lines else None,
+    )
+
+
+def not_reconciled(table: str, reason: object) -> dg.AssetCheckResult:
+    """A table the check could not compare: a warning, since its data is not known wrong."""
+    return dg.AssetCheckResult(
+        asset_key=table,
+        check_name=RECONCILED_CHECK,
+        passed=False,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"not reconciled: {reason}",
+    )
+
+
+def _difference(row: dict) -> str:
+    grain = ", ".join(str(row[k]) for k in GRAIN if k in row)
+    return f"{grain}: {row['measure']} lake {row[LAKE]}, service {row[SERVICE]}"

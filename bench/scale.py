@@ -28,6 +28,7 @@ from pathlib import Path
 import dagster as dg
 import psutil
 
+from assets.backfill import launch_backfills
 from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
 from bench.deployment import (
     FINISHED,
@@ -41,7 +42,6 @@ from bench.deployment import (
     settled,
     wait_until,
 )
-from pipelines.backfill import launch_backfills
 from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.settings import load_settings
 from warehouse.lake import Lake

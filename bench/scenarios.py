@@ -3,7 +3,7 @@
 Shared by the tests (short ranges, a few cases each, in `make test`) and by
 `python -m bench.soak` (the soak: longer ranges, many seeds and kills, counted in
 RELIABILITY.md). Every scenario runs the real command: in process through
-`pipelines.cli.main` (faults are switched on the embedded sandbox that run uses), or as a
+`assets.cli.main` (faults are switched on the embedded sandbox that run uses), or as a
 subprocess that can be SIGKILLed. A clean run of the same range, in a home of its own, is what
 every outcome is compared with.
 """
@@ -34,10 +34,10 @@ import duckdb
 # they start 30 days back, which moves past the scenarios' fixed days). The tests set the same.
 os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 
+from assets.cli import main
 from bench.deployment import free_port
 from bench.lake_reader import WAREHOUSE, partition_digests
 from pipelines import execute
-from pipelines.cli import main
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
@@ -419,9 +419,9 @@ def evaluate_alert_sensor(run_id: str) -> object:
     does, in the instance of the current `ADWH_HOME`: None once it sent, else its SkipReason."""
     import dagster as dg
 
-    from pipelines.definitions import defs
-    from pipelines.instance import open_instance
-    from pipelines.resources import WarehouseResource
+    from assets.definitions import defs
+    from assets.instance import open_instance
+    from assets.resources import WarehouseResource
 
     with open_instance() as instance:
         run = instance.get_run_by_id(run_id)
@@ -442,7 +442,7 @@ def evaluate_alert_sensor(run_id: str) -> object:
 
 def recorded_runs(home: Path) -> list[str]:
     """The ids of the runs `home`'s instance holds, oldest first."""
-    from pipelines.instance import open_instance
+    from assets.instance import open_instance
 
     with environment(home), open_instance() as instance:
         return [run.run_id for run in reversed(instance.get_runs())]
@@ -462,9 +462,9 @@ def scheduled_day(home: Path, **env: str) -> tuple[int, list[str]]:
     runs it started, and what the alert sensors sent of them."""
     import dagster as dg
 
-    from pipelines.definitions import daily_schedule, defs
-    from pipelines.instance import open_instance
-    from pipelines.resources import ServiceResource, WarehouseResource
+    from assets.definitions import daily_schedule, defs
+    from assets.instance import open_instance
+    from assets.resources import ServiceResource, WarehouseResource
 
     resources = {"service": ServiceResource(), "warehouse": WarehouseResource()}
     when = datetime.combine(TODAY, dt_time(6), UTC)
@@ -495,7 +495,7 @@ def spawn(home: Path, argv: list[str], log: Path) -> subprocess.Popen:
     """`adwh ARGV` as a process of its own, as cron or a shell would start it."""
     with log.open("ab") as sink:
         return subprocess.Popen(
-            [sys.executable, "-m", "pipelines.cli", *argv],
+            [sys.executable, "-m", "assets.cli", *argv],
             cwd=REPO,
             env=subprocess_env(home),
             stdin=subprocess.DEVNULL,

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DAGSTER = "import dagster"
 EXTRACTION = (
-    "from pipelines.definitions import defs\n"
+    "from assets.definitions import defs\n"
     "from pipelines.fanout import EXTRACT_JOB\n"
     "defs.resolve_job_def(EXTRACT_JOB)"
 )

@@ -29,7 +29,7 @@ DAILY_DAYS = 4  # yesterday and the lookback a daily run reads again
 
 def step_seconds(home: Path) -> float:
     """The warehouse step of the newest run recorded under `home`."""
-    from pipelines.instance import open_instance
+    from assets.instance import open_instance
 
     with patch.dict(os.environ, {"ADWH_HOME": str(home)}), open_instance() as instance:
         (run,) = instance.get_runs(limit=1)

@@ -9,7 +9,7 @@ backfill asked. On top of it, the `ADWH_LOOKBACK_DAYS` most recent days are alwa
 
 The plan is the same function of the lake wherever it is made: before a run, to give the run
 its range (the CLI, the schedule's packs), and in the run's step, to fetch each account from
-its own first day (`pipelines/runner.py`). Only the horizon's economics partitions and the
+its own first day (`assets/runner.py`). Only the horizon's economics partitions and the
 small coverage table are read: the daily run's cost does not grow with the years held.
 """
 

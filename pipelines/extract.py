@@ -9,7 +9,7 @@ is held back, the others are published, and the outcome names every partition he
 Accounts fail alone: a run packs many small accounts, and one whose pages cannot be fetched
 (after the client's retries) is taken out of the window and not asked for again by this
 source; the others' rows are published, and the outcome names the account and why, for the
-step to fail on and its retry to fetch that account alone (`pipelines/runner.py`).
+step to fail on and its retry to fetch that account alone (`assets/runner.py`).
 
 `rebuild_source` runs the same stages from the raw pages already landed, spending no credits.
 Each stage is a module of `pipelines/stages/`.

@@ -1,6 +1,6 @@
 """Alerts delivered where the user asked: a Slack-compatible webhook and e-mail over SMTP.
 
-What goes wrong is found by Dagster's sensors (`pipelines/alerting.py`); this module only says
+What goes wrong is found by Dagster's sensors (`assets/alerting.py`); this module only says
 it, once, without secrets:
 
 - **Once.** Each finding has a fingerprint (its kind, table, days and cause, not its run), kept

@@ -8,32 +8,25 @@ not the frames the run published, so a row changed behind the pipeline's back is
 """
 
 import asyncio
-from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
-import dagster as dg
 import polars as pl
 
 from pipelines.client.accounts import AccountRef
-from pipelines.client.credits import CreditBudget
 from pipelines.client.paging import Page
 from pipelines.client.windowed import windowed_pages
 from pipelines.client.windows import days_of
 from pipelines.destination import Destination
-from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
-from pipelines.resources import ServiceResource
 from pipelines.session import Session
-from pipelines.settings import Settings
-from transforms.reconcile import LAKE, SERVICE, differences, reported_sums
+from transforms.reconcile import differences, reported_sums
 from transforms.records import InexactNumber, records_to_frame
 from warehouse.schemas import TABLES, Kind, TableSchema
 from warehouse.spec import NOT_SUMMED_IN_GROUPS
 
 GRAIN = ("account_id", "date", "currency", "ad_product")
 GROUPED = {"group_by": "account"}
-RECONCILED_CHECK = "reconciled"
-SHOWN = 20  # differences listed in a check's metadata; `differences` counts them all
 
 
 # The days to compare, each span with the accounts whose days they are (None: every account
@@ -168,91 +161,16 @@ def lake_rows(
 
 
 def reconcile_tables(
-    settings: Settings,
-    service: ServiceResource,
-    dest: Destination,
-    plans: dict[str, Plan],
-    budget: CreditBudget,
-    packed: bool = False,
+    opened: AbstractAsyncContextManager[Session], dest: Destination, plans: dict[str, Plan]
 ) -> list[Reconciled | BaseException]:
-    """Every table of `plans` reconciled side by side, through one session; a table the
-    service could not answer for is its error, the others are compared."""
+    """Every table of `plans` reconciled side by side, through the session `opened` opens; a
+    table the service could not answer for is its error, the others are compared."""
 
     async def go() -> list[Reconciled | BaseException]:
-        async with service.session(settings, packed=packed, budget=budget) as session:
+        async with opened as session:
             return await asyncio.gather(
                 *(reconcile(session, dest, TABLES[name], plan) for name, plan in plans.items()),
                 return_exceptions=True,
             )
 
     return asyncio.run(go())
-
-
-def published_in_run(instance: dg.DagsterInstance, run_id: str) -> dict[str, Plan]:
-    """Per table, the days each account's rows were published by the run (the extraction's
-    `published_days`, on the range's last partition)."""
-    records = instance.get_records_for_run(
-        run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION, limit=1_000_000
-    ).records
-    plans: dict[str, Plan] = {}
-    for record in records:
-        event = record.event_log_entry.dagster_event
-        materialization = event.step_materialization_data.materialization if event else None
-        published = materialization.metadata.get("published_days") if materialization else None
-        if published is None:
-            continue
-        plan = plans.setdefault(materialization.asset_key.to_user_string(), {})
-        for span, accounts in published.value.items():
-            first, _, last = span.partition("..")
-            plan[date.fromisoformat(first), date.fromisoformat(last)] = list(accounts)
-    return plans
-
-
-def run_days(tags: Mapping[str, str], settings: Settings) -> tuple[date, date]:
-    """The days a run compares that published none (the `reconcile` job): its partition
-    range (or partition), else the lookback days up to yesterday."""
-    if RANGE_START_TAG in tags and RANGE_END_TAG in tags:
-        return date.fromisoformat(tags[RANGE_START_TAG]), date.fromisoformat(tags[RANGE_END_TAG])
-    if "dagster/partition" in tags:
-        day = date.fromisoformat(tags["dagster/partition"])
-        return day, day
-    yesterday = settings.today - timedelta(days=1)
-    return yesterday - timedelta(days=settings.lookback_days - 1), yesterday
-
-
-def check_result(outcome: Reconciled) -> dg.AssetCheckResult:
-    """Passed when every figure agrees; else the differences, each naming its account, day,
-    currency (and ad product), measure and both figures."""
-    found = outcome.differences
-    lines = [_difference(row) for row in found.head(SHOWN).iter_rows(named=True)]
-    metadata: dict[str, object] = {
-        "days": outcome.days,
-        "groups_compared": outcome.groups,
-        "differences": found.height,
-    }
-    if lines:
-        metadata["first_differences"] = dg.MetadataValue.md("\n".join(f"- {x}" for x in lines))
-    return dg.AssetCheckResult(
-        asset_key=outcome.table,
-        check_name=RECONCILED_CHECK,
-        passed=not lines,
-        severity=dg.AssetCheckSeverity.ERROR,
-        metadata=metadata,
-        description=f"differs from the service: {lines[0]}" if lines else None,
-    )
-
-
-def not_reconciled(table: str, reason: object) -> dg.AssetCheckResult:
-    """A table the check could not compare: a warning, since its data is not known wrong."""
-    return dg.AssetCheckResult(
-        asset_key=table,
-        check_name=RECONCILED_CHECK,
-        passed=False,
-        severity=dg.AssetCheckSeverity.WARN,
-        description=f"not reconciled: {reason}",
-    )
-
-
-def _difference(row: dict) -> str:
-    grain = ", ".join(str(row[k]) for k in GRAIN if k in row)
-    return f"{grain}: {row['measure']} lake {row[LAKE]}, service {row[SERVICE]}"

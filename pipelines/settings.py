@@ -1,7 +1,7 @@
 """Typed configuration from the contract's environment variables.
 
 Nothing reads the environment at import time but the Dagster partitions' first day
-(`CalendarSettings`, `pipelines/partitions.py`): `Settings()` is built when a run, a resource or
+(`CalendarSettings`, `assets/partitions.py`): `Settings()` is built when a run, a resource or
 the CLI starts, so tests can set variables per case and Dagster can show config without secrets.
 """
 

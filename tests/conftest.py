@@ -35,7 +35,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 # Loaded here, so no test's home (which sets a later first day) is in force when they are:
 # without it, a worker whose first test sets one starts its partitions on that day.
-import pipelines.partitions  # noqa: E402, F401
+import assets.partitions  # noqa: E402, F401
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -98,7 +98,7 @@ def copy_of_a_run(home: Path, factory: pytest.TempPathFactory, argv: list[str]) 
     on top of one, each need a home of their own, not a run of their own (each is seconds of
     Dagster, the service and dbt). Everything in a home is found from `ADWH_HOME` when it is
     opened, so a copy is the run's own."""
-    from pipelines.cli import main
+    from assets.cli import main
 
     key = tuple(argv)
     if key not in _RUNS:

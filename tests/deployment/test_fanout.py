@@ -15,13 +15,13 @@ import dagster as dg
 import psutil
 import pytest
 
+from assets.cli import main
+from assets.definitions import WAREHOUSE_ASSETS
+from assets.execute import run_pipeline
+from assets.partitions import RANGE_START_TAG
 from bench.deployment import Deployment, deployment, run_worker_pid, settled, wait_until
 from bench.scenarios import warehouse_digest
-from pipelines.cli import main
-from pipelines.definitions import WAREHOUSE_ASSETS
-from pipelines.execute import run_pipeline
 from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
-from pipelines.partitions import RANGE_START_TAG
 from pipelines.settings import load_settings
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving

@@ -49,7 +49,7 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("webserver")
     env = {"DAGSTER_HOME": str(folder), "ADWH_HOME": str(folder / "home")}
     command = [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", "{port}"]
-    with started([*command, "-m", "pipelines.definitions"], env, folder / "webserver.log") as port:
+    with started([*command, "-m", "assets.definitions"], env, folder / "webserver.log") as port:
         url = f"http://127.0.0.1:{port}"
         wait_until(lambda: _answers(url), "the webserver to answer", timeout=120, every=0.5)
         yield url

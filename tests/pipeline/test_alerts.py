@@ -15,14 +15,14 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
+from assets.alerting import FRESHNESS_POLICY
+from assets.definitions import EXTRACTION_ASSETS, daily_schedule, defs
+from assets.execute import QUIET
+from assets.instance import open_instance
+from assets.resources import ServiceResource, WarehouseResource
 from bench import scenarios
 from bench.deployment import free_port
-from pipelines.alerting import FRESHNESS_POLICY
-from pipelines.definitions import EXTRACTION_ASSETS, daily_schedule, defs
-from pipelines.execute import QUIET
-from pipelines.instance import open_instance
 from pipelines.notify import Alert, Finding, deliver, scrubbed
-from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.settings import AlertSettings
 from sandbox.faults import FaultPlan
 from tests.conftest import E_MAIL, SECRET

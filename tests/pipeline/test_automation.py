@@ -3,7 +3,7 @@ still fills the rest of the warehouse, and the warehouse holds what the service 
 
 import duckdb
 
-from pipelines.cli import main
+from assets.cli import main
 from sandbox.service import READ_SCOPES, SandboxService
 from tests.conftest import SECRET, TODAY, serving
 

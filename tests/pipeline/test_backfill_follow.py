@@ -2,7 +2,7 @@
 the warehouse built after the last of them; and what it says of them. (The whole, against a
 real deployment whose run is killed and retried: tests/deployment/test_fanout.py.)"""
 
-from pipelines.backfill import AUTO_RETRY_TAG, PARENT_RUN_TAG, WILL_RETRY_TAG, Run, State
+from assets.backfill import AUTO_RETRY_TAG, PARENT_RUN_TAG, WILL_RETRY_TAG, Run, State
 
 
 def run(status: str, end: float | None = 10.0, **tags: str) -> Run:

@@ -9,9 +9,9 @@ from datetime import date, timedelta
 import duckdb
 import pytest
 
+from assets.cli import main, parser
+from assets.partitions import first_partition
 from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
-from pipelines.cli import main, parser
-from pipelines.partitions import first_partition
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving
@@ -202,7 +202,7 @@ def test_the_first_partition_is_the_start_date_or_thirty_days_back(monkeypatch):
     assert first_partition() == date(2026, 3, 1)
     monkeypatch.delenv("ADWH_START_DATE")
     assert first_partition() == TODAY - timedelta(days=30)
-    code = "from pipelines.definitions import defs; import dagster as dg; " + (
+    code = "from assets.definitions import defs; import dagster as dg; " + (
         "print(defs.resolve_asset_graph().get(dg.AssetKey('campaign_metrics'))"
         ".partitions_def.get_first_partition_key())"
     )

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
+from assets.cli import main
 from bench.deployment import free_port
-from pipelines.cli import main
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_no_product_module_imports_the_sandbox():
     import sys
 
     code = (
-        "import sys, pipelines.definitions, pipelines.cli, pipelines.execute;"
+        "import sys, assets.definitions, assets.cli, assets.execute;"
         "print(sorted(m for m in sys.modules if m == 'sandbox' or m.startswith('sandbox.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -241,7 +241,7 @@ def every_option(parser) -> list[tuple[str, object]]:
 
 
 def test_every_command_and_option_says_what_it_is():
-    from pipelines.cli import parser
+    from assets.cli import parser
 
     silent = [
         f"adwh {path} {action.dest}".replace("  ", " ")
@@ -256,8 +256,8 @@ def test_the_run_summary_fits_80_columns_and_cuts_no_table_name(capsys):
     whole, with figures as large as a year of a large account brings."""
     from datetime import date
 
-    from pipelines.execute import RunSummary, TableLine
-    from pipelines.report import print_summary
+    from assets.execute import RunSummary, TableLine
+    from assets.report import print_summary
     from warehouse.schemas import TABLES
 
     figures = {"rows": 12_345_678, "partitions": 366, "pages": 123_456, "credits": 999_999}

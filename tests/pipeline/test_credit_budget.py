@@ -8,10 +8,10 @@ from datetime import UTC, date, datetime
 import dagster as dg
 import polars as pl
 
-from pipelines.cli import EXIT_FAILED, main
+from assets.cli import EXIT_FAILED, main
+from assets.instance import open_instance
+from assets.runner import CREDITS_TAG
 from pipelines.client.windows import extract_windows
-from pipelines.instance import open_instance
-from pipelines.runner import CREDITS_TAG
 from tests.conftest import FIRST_DAY
 
 END = date(2026, 11, 22)

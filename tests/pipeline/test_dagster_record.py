@@ -14,11 +14,11 @@ import dagster as dg
 import duckdb
 import pytest
 
+from assets.cli import main
+from assets.definitions import WAREHOUSE_ASSETS, defs
+from assets.instance import CONFIG_DIR, ui_dagster_home
 from assets.marts import MANIFEST, MANIFEST_PROJECT
-from pipelines.cli import main
-from pipelines.definitions import WAREHOUSE_ASSETS, defs
-from pipelines.instance import CONFIG_DIR, ui_dagster_home
-from pipelines.resources import WarehouseResource
+from assets.resources import WarehouseResource
 from tests.conftest import TODAY, copy_of_a_run
 
 CONFIG = CONFIG_DIR / "dagster.yaml"

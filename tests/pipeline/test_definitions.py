@@ -6,11 +6,11 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from assets.definitions import daily_schedule, defs
+from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
+from assets.resources import ServiceResource, WarehouseResource
 from pipelines.catch_up import CATCH_UP_TAG
-from pipelines.definitions import daily_schedule, defs
 from pipelines.fanout import ACCOUNTS_PER_RUN, ACCOUNTS_TAG, KEY_TAG
-from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
-from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.sources import SOURCES
 from sandbox.service import SandboxService
 from tests.conftest import FIRST_DAY, SECRET, TODAY, serving
@@ -86,8 +86,9 @@ def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monke
 def test_workspace_and_instance_files_point_at_the_one_definitions_object():
     workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
     target = workspace["load_from"][0]["python_module"]
-    assert (target["module_name"], target["attribute"]) == ("pipelines.definitions", "defs")
-    instance = yaml.safe_load((ROOT / "pipelines" / "dagster.yaml").read_text())
+    assert (target["module_name"], target["attribute"]) == ("assets.definitions", "defs")
+    assert target["location_name"] == "pipelines.definitions"  # the state's key, kept
+    instance = yaml.safe_load((ROOT / "assets" / "dagster.yaml").read_text())
     assert instance["telemetry"]["enabled"] is False
     assert instance["storage"]["custom"]["class"] == "HomeStorage"
 
@@ -148,9 +149,9 @@ def test_every_job_runs_its_steps_in_the_runs_own_process():
 EXTRACT_AND_LIST_BUILD_MODULES = """
 import sys
 import dagster as dg
-from pipelines.definitions import defs
+from assets.definitions import defs
 from pipelines.fanout import EXTRACT_JOB
-from pipelines.partitions import range_tags
+from assets.partitions import range_tags
 from datetime import date
 day = date.fromisoformat(sys.argv[1])
 with dg.DagsterInstance.ephemeral() as instance:
@@ -185,6 +186,6 @@ def test_a_process_that_loaded_duckdb_before_the_definitions_ends_quietly():
     import subprocess
     import sys
 
-    code = "import duckdb, pipelines.definitions; duckdb.connect().sql('SELECT 1').fetchall()"
+    code = "import duckdb, assets.definitions; duckdb.connect().sql('SELECT 1').fetchall()"
     ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (ended.returncode, ended.stderr) == (0, "")

@@ -1,4 +1,4 @@
-"""A range run's events are stored in batches (`pipelines/instance.py`): what Dagster reads back
+"""A range run's events are stored in batches (`assets/instance.py`): what Dagster reads back
 is what its own SQLite storage gives when the same events are stored one at a time."""
 
 import os
@@ -16,7 +16,7 @@ from dagster._core.events import (
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log import ConsolidatedSqliteEventLogStorage
 
-from pipelines.instance import PooledSqliteEventLogStorage
+from assets.instance import PooledSqliteEventLogStorage
 
 DAYS = [f"2026-10-{day:02d}" for day in range(1, 31)]
 TABLE = dg.AssetKey("campaign_metrics")

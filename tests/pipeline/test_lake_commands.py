@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.cli import main
+from assets.cli import main
 from tests.conftest import copy_of_a_run
 from tests.pipeline.test_pipeline import snapshot_of
 from warehouse.build import build_warehouse
@@ -107,7 +107,7 @@ def test_the_housekeeping_asset_compacts_and_vacuums_every_table(ran):
     import dagster as dg
 
     from assets.housekeeping import lake_housekeeping
-    from pipelines.resources import WarehouseResource
+    from assets.resources import WarehouseResource
 
     lake = Lake(ran / "lake")
     frame = pl.from_arrow(lake.dataset("target_metrics").to_table())

@@ -9,12 +9,12 @@ import duckdb
 import polars as pl
 import pytest
 
+from assets.definitions import defs
+from assets.execute import QUIET
+from assets.instance import open_instance
+from assets.partitions import range_tags
 from bench.scenarios import FEW_RETRIES, adwh, run_args
-from pipelines.definitions import defs
-from pipelines.execute import QUIET
 from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
-from pipelines.instance import open_instance
-from pipelines.partitions import range_tags
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving

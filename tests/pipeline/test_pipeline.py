@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow.dataset as ds
 import pytest
 
-from pipelines.cli import main
+from assets.cli import main
 from pipelines.sources import SOURCES
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS

@@ -10,12 +10,11 @@ import dagster as dg
 import polars as pl
 from deltalake import DeltaTable
 
-from assets.reconciliation import RECONCILED
-from pipelines.cli import main
-from pipelines.definitions import defs
-from pipelines.instance import open_instance
-from pipelines.partitions import range_tags
-from pipelines.reconcile import RECONCILED_CHECK
+from assets.cli import main
+from assets.definitions import defs
+from assets.instance import open_instance
+from assets.partitions import range_tags
+from assets.reconciliation import RECONCILED, RECONCILED_CHECK
 
 START, END = date(2026, 11, 18), date(2026, 11, 22)
 CHANGED = date(2026, 11, 20)

@@ -5,10 +5,10 @@ that a later good run would have to clear."""
 import dagster as dg
 import pytest
 
+from assets.cli import main
+from assets.instance import open_instance
 from bench.deployment import free_port
 from bench.scenarios import FEW_RETRIES, adwh, environment, one_line
-from pipelines.cli import main
-from pipelines.instance import open_instance
 from tests.conftest import SECRET
 
 RANGE = ["run", "--start", "2026-11-20", "--end", "2026-11-22"]

@@ -5,8 +5,8 @@ superseded command), and quiet while nothing changes (no line per sensor tick)."
 import httpx
 import pytest
 
+from assets.instance import dagster_dir
 from bench.deployment import local_ui, wait_until
-from pipelines.instance import dagster_dir
 
 TICKS = """
 { sensorOrError(sensorSelector: {repositoryLocationName: "pipelines.definitions",

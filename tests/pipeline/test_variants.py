@@ -22,10 +22,10 @@ import duckdb
 import orjson
 import pytest
 
+from assets.cli import main
+from assets.instance import open_instance
 from assets.reconciliation import RECONCILED
-from pipelines.cli import main
-from pipelines.instance import open_instance
-from pipelines.runner import CREDITS_TAG
+from assets.runner import CREDITS_TAG
 from sandbox.automation_api import PERFORMANCE
 from sandbox.service import SandboxService
 from sandbox.windows import window_cap

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.cli import main
+from assets.cli import main
 
 BAD_DAY = "2026-10-03"
 

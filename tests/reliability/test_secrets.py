@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from pydantic import SecretStr
 
-from pipelines.cli import main
+from assets.cli import main
 from pipelines.client.errors import ServiceError, TransientError
 from pipelines.client.http import RetryPolicy, ServiceClient
 from tests.conftest import E_MAIL, SECRET, TODAY, direct, e_mails_under
@@ -64,8 +64,8 @@ def test_a_run_kept_in_dagster_storage_holds_no_key(home, served, monkeypatch):
     under $ADWH_HOME/dagster; the key must be in neither."""
     import dagster as dg
 
-    from pipelines.definitions import defs
-    from pipelines.partitions import range_tags
+    from assets.definitions import defs
+    from assets.partitions import range_tags
 
     service, url = served
     monkeypatch.setenv("ADS_API_BASE_URL", url)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pipelines.cli import main
+from assets.cli import main
 from pipelines.client.paging import Page
 from pipelines.sources.model import Context, Output
 from transforms.evolution import evolve, infer, kind_of, unknown_values, widen

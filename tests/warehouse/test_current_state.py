@@ -16,7 +16,7 @@ import pyarrow.dataset as pads
 import pytest
 from deltalake import DeltaTable
 
-from pipelines.cli import main
+from assets.cli import main
 from warehouse.build import WAREHOUSE_FILE
 from warehouse.lake import Lake, current_table
 from warehouse.schemas import TABLES, Column, Kind, Layout

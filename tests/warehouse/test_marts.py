@@ -22,9 +22,9 @@ import polars as pl
 import pytest
 from deltalake import write_deltalake
 
+from assets.cli import main
+from assets.execute import open_instance
 from assets.marts import MANIFEST
-from pipelines.cli import main
-from pipelines.execute import open_instance
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS
 from sandbox.periods import period_start, periods

@@ -210,7 +210,7 @@ def check_service(settings: Settings) -> list[str]:
     (whose planned partitions Dagster would then show failed). The session is opened as the
     run's `service` resource is configured (its retries and timeouts); returns the accounts
     the run extracts."""
-    from pipelines.execute import configured_service
+    from assets.execute import configured_service
     from pipelines.plugin import load_plugin
 
     if settings.uses_sandbox:
@@ -225,7 +225,7 @@ def check_service(settings: Settings) -> list[str]:
 
 def check_tables(tables: tuple[str, ...]) -> None:
     """Refuse a table name the warehouse does not have, before anything else is asked."""
-    from pipelines.execute import selection
+    from assets.execute import selection
 
     try:
         selection(tables)
@@ -256,10 +256,10 @@ def command_run(
 ) -> int:
     """`catch_up`: the daily run, each account from its own first day in [start, end];
     `brief`: the summary in one line (the demo's), not a line per table."""
+    from assets.execute import run_pipeline
+    from assets.report import print_brief, print_summary
     from pipelines.destination import Destination
-    from pipelines.execute import run_pipeline
     from pipelines.progress import live
-    from pipelines.report import print_brief, print_summary
     from warehouse.secrets import PseudonymKeyError
 
     if not from_raw:
@@ -293,8 +293,8 @@ def command_run(
 def command_backfill(
     settings: Settings, start: date, end: date, accounts: str, wait: bool = True
 ) -> int:
-    from pipelines.backfill import BackfillError, launch_backfills
-    from pipelines.backfill_watch import watch_backfills
+    from assets.backfill import BackfillError, launch_backfills
+    from assets.backfill_watch import watch_backfills
 
     start, end = resolve_range(settings, start, end)
     chosen = [a.strip() for a in accounts.split(",") if a.strip()]
@@ -334,8 +334,8 @@ def _clock(timestamp: float | None) -> str:
 
 
 def command_demo(settings: Settings, days: int) -> int:
+    from assets.report import print_demo_table
     from pipelines.destination import Destination
-    from pipelines.report import print_demo_table
 
     if not settings.uses_sandbox:
         raise UsageError("adwh demo runs on the embedded sandbox; unset ADS_API_BASE_URL")
@@ -389,7 +389,7 @@ def command_ui(port: int, verbose: bool) -> NoReturn:
     shows anyway, so the URL is printed here."""
     import os
 
-    from pipelines.instance import CONFIG_DIR, ui_dagster_home
+    from assets.instance import CONFIG_DIR, ui_dagster_home
 
     dg = Path(sys.executable).parent / "dg"
     if not dg.exists():

@@ -18,18 +18,18 @@ import dagster as dg
 
 gc.freeze()
 
+from assets.alerting import alert_sensors
+from assets.automation import warehouse_refresh_sensor
 from assets.current import CURRENT_STATE
 from assets.dated import DATED
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
+from assets.partitions import range_tags
 from assets.reconciliation import reconciliation
-from pipelines.alerting import alert_sensors
-from pipelines.automation import warehouse_refresh_sensor
+from assets.resources import ServiceResource, WarehouseResource
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
 from pipelines.client.errors import ServiceError
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
-from pipelines.partitions import range_tags
-from pipelines.resources import ServiceResource, WarehouseResource
 
 # The steps that extract (or, with config, rebuild): the current state, then the dated facts.
 EXTRACTION_ASSETS = [CURRENT_STATE, DATED]

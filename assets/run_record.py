@@ -6,9 +6,9 @@ the one line a person needs (our errors already say what went wrong in words).
 
 import dagster as dg
 
+from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.notify import Finding
-from pipelines.partitions import RANGE_END_TAG, RANGE_START_TAG
 
 
 def error_line(error: object) -> str:
@@ -40,7 +40,7 @@ def failed_check(evaluation: dg.AssetCheckEvaluation) -> str:
     return f"{table}: dbt test {evaluation.check_name} failed"
 
 
-# The tag of a run of one partition (a range's are `pipelines/partitions.py`'s).
+# The tag of a run of one partition (a range's are `assets/partitions.py`'s).
 PARTITION_TAG = "dagster/partition"
 
 

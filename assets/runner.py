@@ -15,13 +15,13 @@ from functools import partial
 import dagster as dg
 from pydantic import Field
 
+from assets.resources import ServiceResource, WarehouseResource
 from pipelines.catch_up import CATCH_UP_TAG, plan_daily
 from pipelines.client.credits import CreditBudget, CreditBudgetError
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
 from pipelines.progress import report
-from pipelines.resources import ServiceResource, WarehouseResource
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
 from pipelines.stages.outcome import Outcomes, complete_spans

@@ -19,8 +19,8 @@ from datetime import date, timedelta
 
 import httpx
 
+from assets.partitions import BACKFILL_DAYS_PER_RUN
 from pipelines.fanout import ACCOUNTS_TAG, pack_runs
-from pipelines.partitions import BACKFILL_DAYS_PER_RUN
 from pipelines.settings import Settings
 
 LAUNCH_BACKFILL = """
@@ -183,7 +183,7 @@ def launch_backfills(
     A backfill of the job's partition set, as the UI launches one from the job's page, not of
     assets: the runs then carry the job's name (an asset backfill's are Dagster's implicit
     `__ASSET_JOB`)."""
-    from pipelines.definitions import CURRENT_STATE, DATED, extract_job
+    from assets.definitions import CURRENT_STATE, DATED, extract_job
 
     days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
     dated = [{"path": key.path} for key in sorted(DATED.keys)]

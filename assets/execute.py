@@ -1,7 +1,7 @@
 """`adwh run` and `adwh rebuild` as Dagster runs of the `daily` job, recorded in the instance.
 
 They go through the same Definitions, assets and checks as the UI and the schedule, and write
-to the instance `dagster dev` reads (`pipelines/instance.py`), so the UI shows what the CLI did:
+to the instance `dagster dev` reads (`assets/instance.py`), so the UI shows what the CLI did:
 materializations per partition, check results, metadata. What the CLI prints is read back from
 that record through the instance API: materializations, check evaluations, step failures.
 """
@@ -11,14 +11,14 @@ from datetime import date
 
 import dagster as dg
 
+from assets.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
+from assets.instance import open_instance
+from assets.partitions import range_tags
+from assets.resources import ServiceResource
+from assets.run_record import error_line, failed_check, metadata_value
+from assets.runner import CREDITS_TAG
 from pipelines.catch_up import CATCH_UP_TAG
-from pipelines.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
 from pipelines.destination import Destination
-from pipelines.instance import open_instance
-from pipelines.partitions import range_tags
-from pipelines.resources import ServiceResource
-from pipelines.run_record import error_line, failed_check, metadata_value
-from pipelines.runner import CREDITS_TAG
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
 
@@ -31,13 +31,13 @@ OUTCOME_EVENTS = {
     dg.DagsterEventType.STEP_FAILURE,
 }
 # What a table's line is read from: materialized, or observed where it was published for
-# some accounts only (`pipelines/runner.py`).
+# some accounts only (`assets/runner.py`).
 TABLE_EVENTS = {dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION}
 WAREHOUSE_KEYS = {key.to_user_string() for asset in WAREHOUSE_ASSETS for key in asset.keys}
 # The run a warehouse build follows, when a run's extraction failed in part.
 AFTER_TAG = "adwh/after"
 # `rows` is each partition's own, summed over the run's partitions; the run's own figures are
-# on one partition (`pipelines/runner.py`), and a partition's own `held_back` comes first.
+# on one partition (`assets/runner.py`), and a partition's own `held_back` comes first.
 SUMMED = ("rows",)
 
 

@@ -21,9 +21,9 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
+from assets.resources import WarehouseResource
+from assets.run_record import findings
 from pipelines.notify import Alert, Finding, deliver
-from pipelines.resources import WarehouseResource
-from pipelines.run_record import findings
 from pipelines.settings import AlertSettings, load_settings
 
 # When yesterday's rows must be in (UTC): three hours after the daily schedule (06:00 UTC).

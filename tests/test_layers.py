@@ -1,0 +1,48 @@
+"""The layers point one way (ARCHITECTURE.md): the Dagster layer (`assets/`) on top, the library
+beneath it (`pipelines/`), then `transforms/`, then `warehouse/`. ruff's banned-import rule
+holds it: each lower layer's configuration bans Dagster and every layer above it, and keeps
+the project-wide bans its nested configuration had to repeat."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["assets", "pipelines", "transforms", "warehouse"]  # top to bottom
+RUFF = Path(sys.executable).with_name("ruff")
+
+
+def banned(layer: str, source: str) -> list[str]:
+    """The banned-import findings ruff reports for `source` as a module of `layer`."""
+    probe = ["--stdin-filename", f"{layer}/probe.py", "-"]
+    found = subprocess.run(
+        [RUFF, "check", "--select", "TID251", "--output-format", "concise", *probe],
+        input=source + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    return [line for line in found.stdout.splitlines() if "TID251" in line]
+
+
+@pytest.mark.parametrize("layer", LAYERS[1:])
+def test_dagster_and_every_layer_above_are_banned_beneath_the_dagster_layer(layer):
+    above = LAYERS[: LAYERS.index(layer)]
+    for module in ["dagster", "dagster._core.events", *above]:
+        findings = banned(layer, f"import {module}")
+        assert len(findings) == 1 and "is banned" in findings[0], (layer, module, findings)
+    assert len(banned(layer, "from dagster import asset")) == 1
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_layer_may_import_the_layers_beneath_it_and_not_the_project_wide_bans(layer):
+    beneath = LAYERS[LAYERS.index(layer) + 1 :]
+    assert banned(layer, "\n".join(f"import {module}" for module in beneath)) == []
+    for module in ["requests", "urllib.request", "sandbox"]:
+        assert len(banned(layer, f"import {module}")) == 1, (layer, module)
+
+
+def test_the_dagster_layer_imports_dagster():
+    assert banned("assets", "import dagster") == []
