@@ -23,6 +23,7 @@ from pipelines.sources.model import Source
 from warehouse.coverage import Spans, first_uncovered, read_coverage, seed_coverage
 from warehouse.lake import Lake
 from warehouse.schemas import SELLER_PRODUCT_METRICS
+from warehouse.spec import ECONOMICS_PENDING
 
 # How far back the daily job looks for days it lacks; older gaps are a backfill's
 # (`adwh backfill`). Ninety days: the optimization history's retention, so every source can
@@ -35,7 +36,7 @@ CATCH_UP_HORIZON_DAYS = 90
 PENDING_HORIZON_DAYS = 31
 # Tag of a run that fetches each account from its own first day (the daily job's runs).
 CATCH_UP_TAG = "adwh/catch-up"
-PENDING = "economics_status = 'pending'"
+PENDING = f"economics_status = '{ECONOMICS_PENDING}'"
 
 
 @dataclass(frozen=True)

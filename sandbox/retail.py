@@ -34,22 +34,12 @@ from sandbox.metrics import (
     share,
 )
 from sandbox.reference import from_ordinal, money
-from warehouse.spec import ECONOMICS_LAG_DAYS  # day D's economics exist from D + 3
+from warehouse.spec import ECONOMICS_AMOUNTS, ECONOMICS_LAG_DAYS  # D's economics from D + 3
 
 STORAGE_DAY = 7  # day of the month storage fees are booked on
 SHARE_NO_SALE = 0.3
 SHARE_NO_TRAFFIC = 0.15
 SHARE_NO_ECONOMICS = 0.03
-ECONOMICS_AMOUNTS = (
-    "referral_fee",
-    "fba_fulfilment_fee",
-    "storage_fee",
-    "other_fees",
-    "amazon_fees",
-    "net_sales",
-    "margin_before_ads",
-    "refunded_sales",
-)
 
 
 def seller_day(

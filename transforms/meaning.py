@@ -11,20 +11,14 @@ from datetime import date
 
 import polars as pl
 
-from warehouse.spec import ECONOMICS_LAG_DAYS
-
-ECONOMICS_FIELDS = (
-    "referral_fee",
-    "fba_fulfilment_fee",
-    "storage_fee",
-    "other_fees",
-    "amazon_fees",
-    "net_sales",
-    "margin_before_ads",
-    "refunded_sales",
-    "net_units",
-    "refunded_units",
+from warehouse.spec import (
+    ECONOMICS_AVAILABLE,
+    ECONOMICS_FIELDS,
+    ECONOMICS_LAG_DAYS,
+    ECONOMICS_MISSING,
+    ECONOMICS_PENDING,
 )
+
 # An address inside JSON text: the characters RFC 5322 lets a local part hold (a JSON string
 # escapes `"` and `\`, so a match never runs past the string that holds it), a dotted domain
 # whose last label starts with a letter (`.com`, `.xn--…`).
@@ -36,16 +30,19 @@ EMAIL_IN_TEXT = re.compile(
 def economics_status(frame: pl.DataFrame, reference: date) -> pl.DataFrame:
     """`available` where the economics block was reported; where it is null, `pending` if the
     day is less than 72 hours before the reference date (it may still arrive), else `missing`.
-    """
-    present = [c for c in ECONOMICS_FIELDS if c in frame.columns]
-    reported = pl.any_horizontal([pl.col(c).is_not_null() for c in present])
+    Every field of the block must be a column: one missing (misspelled, or renamed upstream)
+    would make the status read the others alone, so it is an error naming it."""
+    missing = [name for name in ECONOMICS_FIELDS if name not in frame.columns]
+    if missing:
+        raise KeyError(f"the economics block's fields {missing} are not columns of the frame")
+    reported = pl.any_horizontal([pl.col(name).is_not_null() for name in ECONOMICS_FIELDS])
     age_days = (pl.lit(reference) - pl.col("date")).dt.total_days()
     status = (
         pl.when(reported)
-        .then(pl.lit("available"))
+        .then(pl.lit(ECONOMICS_AVAILABLE))
         .when(age_days < ECONOMICS_LAG_DAYS)
-        .then(pl.lit("pending"))
-        .otherwise(pl.lit("missing"))
+        .then(pl.lit(ECONOMICS_PENDING))
+        .otherwise(pl.lit(ECONOMICS_MISSING))
     )
     return frame.with_columns(status.alias("economics_status"))
 

@@ -10,7 +10,13 @@ from enum import StrEnum
 
 import polars as pl
 
-from warehouse.spec import AD_PRODUCTS, TASK_PRIORITIES
+from warehouse.spec import (
+    AD_PRODUCTS,
+    ECONOMICS_AMOUNTS,
+    ECONOMICS_STATUSES,
+    ECONOMICS_UNITS,
+    TASK_PRIORITIES,
+)
 
 MONEY_PRECISION, MONEY_SCALE = 18, 4
 
@@ -729,22 +735,10 @@ SELLER_PRODUCT_METRICS = daily_fact(
         field("buy_box_percentage", Kind.RATIO),
         field("conversion_rate", Kind.RATIO),
         field("rank", Kind.COUNT),
-        *(
-            field(name, Kind.MONEY)
-            for name in (
-                "referral_fee",
-                "fba_fulfilment_fee",
-                "storage_fee",
-                "other_fees",
-                "amazon_fees",
-                "net_sales",
-                "margin_before_ads",
-                "refunded_sales",
-            )
-        ),
-        field("net_units", Kind.NUMBER),
-        field("refunded_units", Kind.COUNT),
-        Column("economics_status", Kind.STRING, (), ("available", "pending", "missing"), True),
+        *(field(name, Kind.MONEY) for name in ECONOMICS_AMOUNTS),
+        # (net_units, refunded_units): net units go negative when refunds exceed sales
+        *(field(n, k) for n, k in zip(ECONOMICS_UNITS, (Kind.NUMBER, Kind.COUNT), strict=True)),
+        Column("economics_status", Kind.STRING, (), ECONOMICS_STATUSES, True),
         field("stock", Kind.COUNT),
         field("fulfillment_channel", Kind.STRING),
         field("price", Kind.MONEY),

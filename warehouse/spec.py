@@ -47,6 +47,26 @@ TARGET_LOOKBACK_DAYS = (7, 14, 30, 60, 90, 180, 365)  # 2.5: a target's `lookbac
 # reference date is 72 hours (3 days) after it.
 ECONOMICS_LAG_HOURS = (48, 72)
 ECONOMICS_LAG_DAYS = ECONOMICS_LAG_HOURS[1] // 24
+# The block's fields, null together until it arrives: its money amounts, then its unit counts.
+ECONOMICS_AMOUNTS = (
+    "referral_fee",
+    "fba_fulfilment_fee",
+    "storage_fee",
+    "other_fees",
+    "amazon_fees",
+    "net_sales",
+    "margin_before_ads",
+    "refunded_sales",
+)
+ECONOMICS_UNITS = ("net_units", "refunded_units")
+ECONOMICS_FIELDS = (*ECONOMICS_AMOUNTS, *ECONOMICS_UNITS)
+# What the warehouse says of a row's block (`economics_status`): reported; null but within the
+# lag (it may still arrive); null past it.
+ECONOMICS_AVAILABLE, ECONOMICS_PENDING, ECONOMICS_MISSING = ECONOMICS_STATUSES = (
+    "available",
+    "pending",
+    "missing",
+)
 
 # -- 4.1, 4.2, 4.7 Page sizes: (smallest, largest, default) ----------------------------------
 CURSOR_LIMIT = (1, 100, 20)  # 4.1 cursor lists

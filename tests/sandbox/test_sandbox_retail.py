@@ -6,6 +6,7 @@ from decimal import Decimal
 import pytest
 
 from tests.sandbox.conftest import TODAY, every_row, is_money
+from warehouse.spec import ECONOMICS_AMOUNTS, ECONOMICS_FIELDS, ECONOMICS_UNITS
 
 SELLER_FIELDS = {
     "object",
@@ -26,16 +27,7 @@ SELLER_FIELDS = {
     "buy_box_percentage",
     "conversion_rate",
     "rank",
-    "referral_fee",
-    "fba_fulfilment_fee",
-    "storage_fee",
-    "other_fees",
-    "amazon_fees",
-    "net_sales",
-    "margin_before_ads",
-    "refunded_sales",
-    "net_units",
-    "refunded_units",
+    *ECONOMICS_FIELDS,
     "stock",
     "fulfillment_channel",
     "price",
@@ -48,9 +40,7 @@ SELLER_FIELDS = {
     "b2b_buy_box_percentage",
 }
 TRAFFIC = ("sessions", "page_views", "buy_box_percentage", "conversion_rate", "rank")
-FEES = ("referral_fee", "fba_fulfilment_fee", "storage_fee", "other_fees")
-ECONOMICS = (*FEES, "amazon_fees", "net_sales", "margin_before_ads", "refunded_sales")
-ECONOMICS_COUNTS = ("net_units", "refunded_units")
+FEES = ECONOMICS_AMOUNTS[:4]  # referral, fulfilment, storage, other: amazon_fees sums them
 VENDOR_FIELDS = {
     "object",
     "product",
@@ -123,7 +113,7 @@ def test_economics_are_null_within_72_hours_of_the_reference_date(seller_days):
     for row in seller_days:
         age = (TODAY - date.fromisoformat(row["date"])).days
         if age < 3:
-            assert all(row[name] is None for name in ECONOMICS + ECONOMICS_COUNTS)
+            assert all(row[name] is None for name in ECONOMICS_AMOUNTS + ECONOMICS_UNITS)
     three_days_old = [r for r in seller_days if r["date"] == str(TODAY - timedelta(3))]
     assert share(three_days_old, lambda r: r["net_sales"] is not None) > 0.9
 
@@ -132,7 +122,7 @@ def test_economics_are_missing_on_a_few_older_days_and_add_up_otherwise(seller_d
     older = [r for r in seller_days if (TODAY - date.fromisoformat(r["date"])).days >= 3]
     assert 0.01 < share(older, lambda r: r["net_sales"] is None) < 0.06
     for row in older:
-        present = [row[name] is not None for name in ECONOMICS + ECONOMICS_COUNTS]
+        present = [row[name] is not None for name in ECONOMICS_AMOUNTS + ECONOMICS_UNITS]
         assert len(set(present)) == 1
         if row["net_sales"] is None:
             continue
@@ -140,7 +130,7 @@ def test_economics_are_missing_on_a_few_older_days_and_add_up_otherwise(seller_d
         assert Decimal(row["amazon_fees"]) == fees
         assert Decimal(row["margin_before_ads"]) == Decimal(row["net_sales"]) - fees
         assert row["net_units"] == row["units"] - row["refunded_units"]
-        for name in ECONOMICS:
+        for name in ECONOMICS_AMOUNTS:
             assert is_money(row[name], row["currency"])
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from transforms.meaning import economics_status, pseudonym, pseudonymize_text, safe_ratio
 from transforms.records import RecordError, records_to_frame
 from warehouse.schemas import CAMPAIGN_METRICS
+from warehouse.spec import ECONOMICS_FIELDS
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 CAMPAIGN = "0123456789abcdef01234567"
@@ -113,23 +114,35 @@ def test_a_jpy_amount_has_no_fraction_and_stays_whole():
 
 @given(
     st.lists(
-        st.tuples(st.integers(0, 10), st.one_of(st.none(), st.integers(0, 5))),
+        st.tuples(st.integers(0, 10), st.one_of(st.none(), st.sampled_from(ECONOMICS_FIELDS))),
         min_size=1,
         max_size=30,
     )
 )
-def test_economics_status_follows_the_72_hour_rule(days_and_fees):
+def test_economics_status_follows_the_72_hour_rule(days_and_reported):
+    """Any one field of the block reported makes the day's economics available."""
     reference = date(2026, 11, 23)
     rows = pl.DataFrame(
         {
-            "date": [reference - timedelta(days=d) for d, _ in days_and_fees],
-            "net_sales": [f for _, f in days_and_fees],
+            "date": [reference - timedelta(days=d) for d, _ in days_and_reported],
+            **{
+                name: pl.Series([1 if got == name else None for _, got in days_and_reported])
+                for name in ECONOMICS_FIELDS
+            },
         }
     )
     status = economics_status(rows, reference)["economics_status"].to_list()
-    for (age, fee), got in zip(days_and_fees, status, strict=True):
-        expected = "available" if fee is not None else ("pending" if age < 3 else "missing")
+    for (age, reported), got in zip(days_and_reported, status, strict=True):
+        expected = "available" if reported else ("pending" if age < 3 else "missing")
         assert got == expected
+
+
+@pytest.mark.parametrize("absent", ECONOMICS_FIELDS)
+def test_a_field_of_the_economics_block_missing_from_the_frame_is_an_error(absent):
+    reference = date(2026, 11, 23)
+    rows = pl.DataFrame({"date": [reference], **{n: [None] for n in ECONOMICS_FIELDS}})
+    with pytest.raises(KeyError, match=absent):
+        economics_status(rows.drop(absent), reference)
 
 
 @given(st.emails(), st.binary(min_size=16, max_size=32), st.binary(min_size=16, max_size=32))
