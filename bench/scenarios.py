@@ -34,10 +34,10 @@ import duckdb
 # they start 30 days back, which moves past the scenarios' fixed days). The tests set the same.
 os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 
+from assets import execute
 from assets.cli import main
 from bench.deployment import free_port
 from bench.lake_reader import WAREHOUSE, partition_digests
-from pipelines import execute
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService

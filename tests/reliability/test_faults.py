@@ -7,7 +7,6 @@ the same faults to the same request numbers); retries and timeouts are shortened
 """
 
 import asyncio
-import time
 
 import httpx
 import pytest
@@ -75,7 +74,6 @@ def test_faults_that_never_stop_end_in_one_line_and_the_previous_state(tmp_path,
     clean = scenarios.clean_run(scenarios.SHORT)
     home = scenarios.copy_home(tmp_path / "previous", clean)
     before = scenarios.file_state(home)
-    started = time.monotonic()
     # Every request meets the fault, so a tiny deadline cannot cut a healthy answer short.
     run = scenarios.faulty_run(
         home, scenarios.SHORT, plan, scenarios.FEW_RETRIES | {"timeout_seconds": 0.05}
@@ -86,12 +84,12 @@ def test_faults_that_never_stop_end_in_one_line_and_the_previous_state(tmp_path,
     assert "pipelines." not in run.outcome.line  # words, not a class name
     assert run.intact
     assert scenarios.file_state(home) == before  # not one lake file or the warehouse touched
-    assert time.monotonic() - started < 30  # bounded: 3 attempts per asset, then stop
 
 
 def test_the_read_timeout_holds_whatever_the_transport(sandbox):
     """httpx enforces its read timeout only on network transports, and only per chunk read:
-    the client bounds each attempt itself, so a slow answer is abandoned and retried."""
+    the client bounds each attempt itself, so a slow answer is abandoned and retried. Were it
+    not, the answer would come after 30 s and succeed: the error is the proof."""
     sandbox.faults = FaultPlan(rate_slow=1.0, slow_seconds=30.0)
 
     async def go():
@@ -102,7 +100,5 @@ def test_the_read_timeout_holds_whatever_the_transport(sandbox):
         ) as client:
             await client.get("/v1/me")
 
-    started = time.monotonic()
     with pytest.raises(TransientError, match="no answer within"):
         asyncio.run(go())
-    assert time.monotonic() - started < 5

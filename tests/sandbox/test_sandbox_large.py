@@ -1,7 +1,5 @@
 """The `large` preset: pages of a month of daily target metrics, and the cluster limit."""
 
-import time
-
 from tests.sandbox.conftest import ask, ok
 
 JANUARY = {"start_date": "2026-01-01", "end_date": "2026-01-31", "granularity": "daily"}
@@ -14,13 +12,13 @@ def test_the_large_preset_has_its_sizes(large):
     assert len(account.targets) == 50_000
 
 
-def test_a_page_of_daily_target_metrics_is_quick(large):
+def test_a_page_at_the_end_of_a_month_of_daily_target_metrics_holds_its_last_rows(large):
+    """Computed on demand whatever the offset; how fast is the benchmark's to say (`make bench`
+    extracts the large preset)."""
     first = ok(large, "/v1/target-metrics", limit=1000, include_total="true", **JANUARY)
     assert len(first["data"]) == 1000 and first["has_more"] is True
     assert first["total_count"] > 20_000
-    started = time.perf_counter()
     page = ok(large, "/v1/target-metrics", limit=1000, offset=first["total_count"] - 10, **JANUARY)
-    assert time.perf_counter() - started < 2
     assert len(page["data"]) == 10 and page["has_more"] is False
     assert {row["date"] for row in page["data"]} == {"2026-01-01"}  # newest first by default
 
