@@ -14,6 +14,7 @@ dbt runs only when a build needs it (`warehouse/build.py` decides); its compiled
 here, serves the other builds of the same project (`warehouse/compiled.py`).
 """
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,8 @@ from filelock import FileLock
 
 from warehouse import compiled
 from warehouse.compiled import EVERY_ROW, MartError, NodeResult
-from warehouse.dbt_project import TARGET, invoke, prepared_manifest, project_digest
+from warehouse.dbt_project import TARGET, invoke, project_digest
 
-PARTIAL_PARSE = TARGET / "partial_parse.msgpack"
 PROJECT_TABLE = "_dbt_project"
 
 
@@ -46,29 +46,30 @@ def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def _parsed_project(building: Path) -> Any | None:
-    """The project as `prepared_manifest` parsed it, for dbt to build from without parsing.
+    """The project as dbt parsed it, for dbt to build from without parsing again: dbt's own
+    reuse of a parse (`dbtRunner(manifest)`, "Reusing objects" in its programmatic-invocation
+    docs). Parsed once per process and project (dbt's partial parse makes that ~2 s; a parse
+    from nothing takes ~20), without the building file's path: dbt drops its partial parse when
+    a var or the profile's path changes, and each build names a new file.
 
-    Left to itself, dbt parses the whole project on every build (~2 s of a build's 5 s here):
-    the building file's path is a var and part of the profile, and a change to either makes it
-    drop its partial parse. The parse depends on the path only through the database name dbt
-    derives from it, the file name's stem: the same (`warehouse`) for the project's default
-    path and every building file. None, and dbt parses, when the names differ or the parse
-    cannot be read (written by another dbt version)."""
-    from dbt.adapters.duckdb.credentials import DuckDBCredentials
-    from dbt.contracts.graph.manifest import Manifest
-    from dbt.parser.manifest import extended_mashumuro_decoder
+    The parse names the models' database after the profile's default file, `warehouse`; a
+    building file's catalog (DuckDB names it after the file) is the same name, so the parse
+    serves it. None, and dbt parses itself, when the names differ or the parse failed."""
+    parsed = _parse(project_digest())
+    if parsed is None:
+        return None
+    with duckdb.connect(str(building)) as con:
+        (catalog,) = con.execute("SELECT current_database()").fetchone()
+    models = [node for node in parsed.nodes.values() if node.resource_type == "model"]
+    return parsed if all(node.database == catalog for node in models) else None
 
-    prepared_manifest()
-    with FileLock(TARGET / "parse.lock"):
-        try:
-            manifest = Manifest.from_msgpack(
-                PARTIAL_PARSE.read_bytes(), decoder=extended_mashumuro_decoder
-            )
-        except Exception:  # dbt's own format, of its own version: parsing again is always right
-            return None
-    database = DuckDBCredentials.path_derived_database_name(str(building))
-    models = [node for node in manifest.nodes.values() if node.resource_type == "model"]
-    return manifest if all(node.database == database for node in models) else None
+
+@functools.cache
+def _parse(digest: str) -> Any | None:
+    """dbt's parse of the project whose files have `digest` (`project_digest`), in this process."""
+    with FileLock(TARGET / "parse.lock"):  # the parse writes the project's target/
+        outcome = invoke(["parse", "--target-path", str(TARGET), "--log-path", str(TARGET)])
+    return outcome.result if outcome.success else None
 
 
 def build_marts(building: Path, artifacts: Path) -> list[NodeResult]:
@@ -91,21 +92,19 @@ def build_marts(building: Path, artifacts: Path) -> list[NodeResult]:
     if full_refresh:
         build.append("--full-refresh")
     incremental_sql: dict[str, str] = {}
-    try:
-        outcome = invoke(build, project)
-        ran = list(outcome.result or [])
-        results = [_result(result) for result in ran]
-        failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
-        if outcome.exception is None and not failed:
-            incremental = {
-                r.node.unique_id: r.node for r in ran if r.node.config.materialized == "incremental"
-            }
-            if not full_refresh and {n.name for n in incremental.values()} <= before:
-                incremental_sql = {key: node.compiled_code for key, node in incremental.items()}
-            elif incremental:  # it created them: compiled again now that they exist
-                incremental_sql = _compiled_incrementally(building, artifacts, project, incremental)
-    finally:
-        _release_the_file()
+    # dbt-duckdb closes the file as each invocation ends (`keep_open: false`, profiles.yml)
+    outcome = invoke(build, project)
+    ran = list(outcome.result or [])
+    results = [_result(result) for result in ran]
+    failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
+    if outcome.exception is None and not failed:
+        incremental = {
+            r.node.unique_id: r.node for r in ran if r.node.config.materialized == "incremental"
+        }
+        if not full_refresh and {n.name for n in incremental.values()} <= before:
+            incremental_sql = {key: node.compiled_code for key, node in incremental.items()}
+        elif incremental:  # it created them: compiled again now that they exist
+            incremental_sql = _compiled_incrementally(building, artifacts, project, incremental)
     if outcome.exception is not None or failed:
         reason = outcome.exception or "; ".join(failed)
         raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
@@ -153,15 +152,3 @@ def _result(result: Any) -> NodeResult:
         result.failures or 0,
         result.message or "",
     )
-
-
-def _release_the_file() -> None:
-    """dbt-duckdb keeps its DuckDB database open for the life of the process (a class-level
-    environment). The file is renamed into place after the build, and a handle kept open would
-    hold its lock against every other process (an analyst, a reader, the next run)."""
-    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
-
-    environment = DuckDBConnectionManager._ENV
-    DuckDBConnectionManager.close_all_connections()
-    if environment is not None:  # closed here, not when a garbage collection finds it
-        environment.close()
