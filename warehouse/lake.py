@@ -37,7 +37,6 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from warehouse.delta_log import Commits, commits_since
 from warehouse.schemas import TABLES, Layout, TableSchema
 
 if TYPE_CHECKING:  # PyArrow's datasets load with the first read: extraction runs only write
@@ -150,6 +149,16 @@ class FileStats:
     files: int
     median_bytes: int
     total_bytes: int
+
+
+def _removed_files(commit: dict) -> bool:
+    """Whether a commit (an entry of `DeltaTable.history`) removed data files: its metrics say
+    so; a vacuum's or a creation's removes none; any other without metrics may have."""
+    removed = (commit.get("operationMetrics") or {}).get("num_removed_files")
+    if removed is not None:
+        return int(removed) > 0
+    operation = str(commit.get("operation", ""))
+    return not (operation.startswith("VACUUM") or operation == "CREATE TABLE")
 
 
 class Lake:
@@ -395,37 +404,41 @@ class Lake:
 
     def snapshots(
         self, names: Iterable[str], vacuum: bool = False, held: dict[str, int] | None = None
-    ) -> tuple[dict[str, Snapshot | Commits | None], int]:
+    ) -> tuple[dict[str, Snapshot | None], int]:
         """What a warehouse build reads of each table, and the files its vacuum removed.
 
-        A table loaded before at a version in `held` is known by its commits since (read from
-        its log: O(changes)); another is opened and its current version listed whole (delta-rs
-        replays its log since the last checkpoint and lists every file: O(files)), the tables
-        side by side (outside the GIL). With `vacuum`, a table is vacuumed first (`tidy`) when
-        there may be something to remove: a commit replaced files, history is kept for some
-        hours (what it keeps may have expired since), or a writer left a mark."""
+        Each table's current version is listed whole (delta-rs replays its log since the last
+        checkpoint and lists every file: O(files); it has no public reading of a range of
+        commits), the tables side by side (outside the GIL); the build compares the files with
+        those it loaded. With `vacuum`, a table is vacuumed first (`tidy`) when there may be
+        something to remove: it is new to the build (not in `held`), a commit since the
+        version held replaced files, history is kept for some hours (what it keeps may have
+        expired since), or a writer left a mark."""
         held = held or {}
 
-        def current(name: str) -> tuple[Snapshot | Commits | None, int]:
-            since = held.get(name)
-            commits = self.commits_since(name, since) if since is not None else None
+        def current(name: str) -> tuple[Snapshot | None, int]:
             removed = 0
             if vacuum and (
-                commits is None or commits.removes or self.keep_hours or self._marks(name)
+                self.replaced_since(name, held.get(name)) or self.keep_hours or self._marks(name)
             ):
                 removed = self.tidy([name])
-                if commits is not None:  # and the vacuum's own
-                    commits = self.commits_since(name, since)
-            return (commits if commits is not None else self.snapshot(name)), removed
+            return self.snapshot(name), removed
 
         names = list(names)
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             found = dict(zip(names, pool.map(current, names), strict=True))
         return {name: got[0] for name, got in found.items()}, sum(n for _, n in found.values())
 
-    def commits_since(self, name: str, version: int) -> Commits | None:
-        """Table `name`'s commits after `version` (`warehouse/delta_log.py`)."""
-        return commits_since(*self._filesystem(name), version)
+    def replaced_since(self, name: str, version: int | None) -> bool:
+        """Whether a commit of table `name` after `version` removed files (or whether it may
+        have: no version held, or its history no longer reaches back that far)."""
+        table = self.table(name)
+        if table is None or version is None or table.version() < version:
+            return table is not None
+        newer = table.history(limit=table.version() - version) if table.version() > version else []
+        if len(newer) < table.version() - version:
+            return True
+        return any(_removed_files(commit) for commit in newer)
 
     def local_files(
         self, name: str, snapshot: Snapshot, days: Iterable[date] | None = None

@@ -21,7 +21,6 @@ from datetime import date
 import duckdb
 import pyarrow as pa
 
-from warehouse.delta_log import Commits
 from warehouse.lake import Lake, Snapshot, hive_parquet, loaded_from, sql_string
 from warehouse.schemas import DUCKDB_TYPES, Layout, TableSchema
 
@@ -75,7 +74,7 @@ def refresh(
     con: duckdb.DuckDBPyConnection,
     lake: Lake,
     schemas: Iterable[TableSchema],
-    changes: dict[str, Snapshot | Commits | None],
+    changes: dict[str, Snapshot | None],
 ) -> list[Loaded]:
     """Bring every table of `schemas` to the lake as `changes` gives each lake table
     (`Lake.snapshots`): a dated table to itself, current state to its current rows. The
@@ -109,7 +108,7 @@ def _refresh(
     con: duckdb.DuckDBPyConnection,
     lake: Lake,
     schema: TableSchema,
-    change: Snapshot | Commits | None,
+    change: Snapshot | None,
     as_declared: bool,
 ) -> _Done:
     """The table brought to the lake; what it changed is recorded by `_record`."""
@@ -122,12 +121,7 @@ def _refresh(
     # that kept no file list, is read again whole.
     whole = not as_declared or (not previous and _has_rows(con, schema))
     source = loaded_from(schema)
-    if isinstance(change, Commits):  # the files the warehouse holds, updated by the commits
-        snapshot = (
-            lake.snapshot(source) if whole else Snapshot(change.version, change.applied(previous))
-        )
-    else:
-        snapshot = change
+    snapshot = change
     version = snapshot.version if snapshot is not None else None
     current = snapshot.files if snapshot is not None else {}
     if whole:
@@ -165,7 +159,7 @@ def _record(
     con: duckdb.DuckDBPyConnection,
     names: list[str],
     done: list[_Done],
-    changes: dict[str, Snapshot | Commits | None],
+    changes: dict[str, Snapshot | None],
 ) -> None:
     """Bring `_lake_files`, `_lake_reloads` and `_lake_versions` of the tables `names` to what
     their loads did: the files added and removed, not each table's whole list (which grows

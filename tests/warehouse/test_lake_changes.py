@@ -1,6 +1,6 @@
-"""A table's commits read from its Delta log say exactly what opening the table would: the files
-of any version, from those of an earlier one; and a build that knows its tables by their commits
-gives the warehouse a build from nothing gives."""
+"""What a build learns of a lake table it loaded before, through deltalake's public API: whether
+a commit since replaced files (its history's metrics, so it vacuums only then), and the files
+of the version now, compared with those it holds: the warehouse a build from nothing gives."""
 
 from pathlib import Path
 
@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, days, metrics
 from tests.warehouse.test_warehouse_load import contents, from_nothing
 from warehouse.build import WAREHOUSE_FILE, build_warehouse
-from warehouse.delta_log import LOG
 from warehouse.lake import CHECKPOINT_INTERVAL, Lake
 from warehouse.load import VERSIONS_TABLE
 from warehouse.schemas import TABLES
 
 SPAN = days(6)
+LOG = "_delta_log"  # the Delta protocol's log folder
 
 
 def files_at(lake: Lake, version: int) -> dict:
@@ -43,37 +43,25 @@ publishes = st.lists(
 
 @settings(max_examples=12, deadline=None)
 @given(publishes, st.data())
-def test_the_commits_after_a_version_give_every_later_version(tmp_path_factory, writes, data):
+def test_a_build_knows_whether_a_commit_since_its_version_replaced_files(
+    tmp_path_factory, writes, data
+):
     lake = Lake(tmp_path_factory.mktemp("lake"))
     for clicks, (account, on) in enumerate(writes):
         lake.publish(CAMPAIGN_METRICS, metrics(account, on, clicks), on, [account])
-    newest = lake.snapshot(CAMPAIGN_METRICS.name).version
-    since = data.draw(st.integers(0, newest))
-    commits = lake.commits_since(CAMPAIGN_METRICS.name, since)
-    assert commits.version == newest
-    assert commits.applied(files_at(lake, since)) == files_at(lake, newest)
+    newest = lake.snapshot(CAMPAIGN_METRICS.name)
+    assert newest.files == files_at(lake, newest.version)
+    since = data.draw(st.integers(0, newest.version))
     replaced = any(
         not files_at(lake, version - 1).keys() <= files_at(lake, version).keys()
-        for version in range(since + 1, newest + 1)
+        for version in range(since + 1, newest.version + 1)
     )
-    assert commits.removes == replaced
+    assert lake.replaced_since(CAMPAIGN_METRICS.name, since) == replaced
+    assert lake.replaced_since(CAMPAIGN_METRICS.name, None)  # a table new to the build
 
 
-def test_a_log_that_no_longer_holds_a_commit_gives_nothing(tmp_path):
-    lake = Lake(tmp_path / "lake")
-    for n in range(3):
-        lake.publish(CAMPAIGN_METRICS, metrics("a", SPAN[:2], n), SPAN[:2], ["a"])
-    log = Path(lake.uri(CAMPAIGN_METRICS.name)) / LOG
-    assert lake.commits_since(CAMPAIGN_METRICS.name, 0) is not None
-    (log / f"{1:020d}.json").unlink()  # cleaned up after a checkpoint
-    assert lake.commits_since(CAMPAIGN_METRICS.name, 0) is None
-    assert lake.commits_since(CAMPAIGN_METRICS.name, 1).version == 2
-    assert lake.commits_since(CAMPAIGN_METRICS.name, 7) is None  # the table was written anew
-    assert lake.commits_since("vendor_product_metrics", 0) is None  # no table
-
-
-def test_builds_that_read_commits_equal_a_build_from_nothing(tmp_path):
-    """Each build records the versions it holds; the next reads the commits after them (the
+def test_builds_that_know_their_versions_equal_a_build_from_nothing(tmp_path):
+    """Each build records the versions it holds; the next compares what changed after them (the
     previous generation's: two builds' worth), even when the log lost the oldest of them."""
     home, lake = tmp_path / "home", Lake(tmp_path / "lake")
     home.mkdir()
@@ -93,7 +81,7 @@ def test_builds_that_read_commits_equal_a_build_from_nothing(tmp_path):
     for commit in (Path(lake.uri(CAMPAIGN_METRICS.name)) / LOG).glob("*.json"):
         if int(commit.stem) < table.version():
             commit.unlink()
-    build_warehouse(home, lake, TABLES.values(), vacuum=True)  # opens the table whole
+    build_warehouse(home, lake, TABLES.values(), vacuum=True)  # its history ends: vacuumed
     assert contents(home) == from_nothing(lake, tmp_path)
 
 
