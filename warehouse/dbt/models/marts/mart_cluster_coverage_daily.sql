@@ -36,21 +36,5 @@ SELECT
     seller_rows,
     advertised_products,
     product_ad_rows,
-    sales,
-    units,
-    orders,
-    sessions,
-    page_views,
-    {{ seller_conversion('orders', 'orders_with_traffic', 'sessions') }},
-    b2b_sales,
-    b2b_units,
-    ad_impressions,
-    ad_clicks,
-    ad_orders,
-    ad_units,
-    ad_spend,
-    ad_sales,
-    {{ advertising_ratios('ad_spend', 'ad_sales', 'ad_clicks', 'ad_impressions', 'currency') }},
-    safe_ratio(ad_spend, sales) AS tacos,
-    orders_with_traffic
+    {{ product_figures(buy_box=false) }}
 FROM summed

@@ -27,25 +27,6 @@ SELECT
     j.currency,
     j.seller_products,
     j.advertised_products,
-    j.sales,
-    j.units,
-    j.orders,
-    j.sessions,
-    j.page_views,
-    {{ seller_conversion('j.orders', 'j.orders_with_traffic', 'j.sessions') }},
-    round(safe_ratio(j.buy_box_weighted, j.buy_box_weight), 4) AS buy_box_percentage,
-    j.b2b_sales,
-    j.b2b_units,
-    j.ad_impressions,
-    j.ad_clicks,
-    j.ad_orders,
-    j.ad_units,
-    j.ad_spend,
-    j.ad_sales,
-    {{ advertising_ratios('j.ad_spend', 'j.ad_sales', 'j.ad_clicks', 'j.ad_impressions', 'j.currency') }},
-    safe_ratio(j.ad_spend, j.sales) AS tacos,
-    j.orders_with_traffic,
-    j.buy_box_weighted,
-    j.buy_box_weight
+    {{ product_figures('j.') }}
 FROM joined AS j
 LEFT JOIN {{ source('lake', 'clusters') }} AS c ON c.account_id = j.account_id AND c.id = j.cluster
