@@ -23,12 +23,12 @@ from pipelines.sources.model import Source
 from warehouse.coverage import Spans, first_uncovered, read_coverage, seed_coverage
 from warehouse.lake import Lake
 from warehouse.schemas import SELLER_PRODUCT_METRICS
-from warehouse.spec import ECONOMICS_PENDING
+from warehouse.spec import ECONOMICS_PENDING, HISTORY_RETENTION_DAYS
 
 # How far back the daily job looks for days it lacks; older gaps are a backfill's
-# (`adwh backfill`). Ninety days: the optimization history's retention, so every source can
-# still answer for the whole of it.
-CATCH_UP_HORIZON_DAYS = 90
+# (`adwh backfill`): the optimization history's retention, so every source can still answer
+# for the whole of it.
+CATCH_UP_HORIZON_DAYS = HISTORY_RETENTION_DAYS
 # How far back from an account's newest seller day the daily job looks for economics still
 # pending. A row is `pending` only within 72 hours of the run that fetched it (spec 2.9), and
 # every later run reads the lookback again, so pending rows sit near the newest day fetched,

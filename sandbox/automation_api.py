@@ -19,6 +19,7 @@ from sandbox.listing import cursor_page, filter_records
 from sandbox.metrics import ADVERTISING, metric_rows
 from sandbox.reference import ordinal
 from sandbox.windows import metrics_request, offset_page
+from warehouse.spec import STORE_CHANGES_PATH
 
 if TYPE_CHECKING:
     from sandbox.service import Context, SandboxService
@@ -152,5 +153,5 @@ ROUTES = (  # (path pattern, handler, scope), spec 4.9
     (r"/v1/tasks/(?P<id>[^/]+)", task, TASKS),
     (r"/v1/task-items", task_items, TASKS),
     (r"/v1/task-items/(?P<id>[^/]+)", task_item, TASKS),
-    (r"/v1/platform-changes", platform_changes, PLATFORM),
+    (STORE_CHANGES_PATH, platform_changes, PLATFORM),
 )

@@ -25,6 +25,7 @@ import shutil
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -37,7 +38,7 @@ from warehouse.lake import Lake, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import build_marts, built_by, record_built_by
 from warehouse.schema_log import SchemaLog
-from warehouse.schemas import Layout, TableSchema
+from warehouse.schemas import DUCKDB_TYPES, MONEY_SCALE, Kind, Layout, TableSchema
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -103,7 +104,12 @@ FUNCTIONS = Path(__file__).parent / "sql" / "functions.sql"
 
 
 def functions_sql() -> str:
-    """The macros the marts call, `currency_digits` written from the spec's table."""
+    """The macros the marts call, `currency_digits` written from the spec's table and money
+    from the registry's type."""
+    # 0.0001 as an exact decimal: the money type's last digit
+    last_digit = (
+        f"CAST({Decimal(1).scaleb(-MONEY_SCALE)} AS DECIMAL({MONEY_SCALE + 1}, {MONEY_SCALE}))"
+    )
     digits = "\n".join(
         f"        WHEN '{code}' THEN {n}" for code, n in sorted(CURRENCY_DIGITS.items())
     )
@@ -111,6 +117,10 @@ def functions_sql() -> str:
         FUNCTIONS.read_text()
         .replace("{currency_digits}", digits)
         .replace("{default_digits}", str(DEFAULT_CURRENCY_DIGITS))
+        .replace("{money_type}", DUCKDB_TYPES[Kind.MONEY])
+        .replace("{money_scale}", str(MONEY_SCALE))
+        .replace("{money_unit}", str(10**MONEY_SCALE))
+        .replace("{money_last_digit}", last_digit)
     )
 
 

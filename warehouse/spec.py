@@ -96,6 +96,11 @@ KNOWN_WINDOW_CAPS: dict[tuple[str, str], int] = {
 # exceeds a stated cap (stricter unstated ones are learned).
 STRICTEST_DAILY_WINDOW_DAYS = min(TARGET_METRICS_CAPS["daily"], HISTORY_WINDOW_DAYS)
 
+# -- 8 Credits: the two reads the spec prices, by the rows they return -------------------------
+STORE_CHANGES_PATH = "/v1/platform-changes"  # the store change log: 1 credit a row
+CREDITS_PER_STORE_CHANGE = 1
+CREDITS_PER_GROUP = 1  # a `group_by` read: "in proportion to the groups returned", rate not shown
+
 # -- 4.7, 8 Retention ------------------------------------------------------------------------
 HISTORY_RETENTION_DAYS = 90  # the optimization history is kept 90 days
 CHANGE_LOG_RETENTION_DAYS = 365  # the change log is kept 12 months

@@ -12,9 +12,8 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-STORE_CHANGES_PATH = "/v1/platform-changes"
-CREDITS_PER_STORE_CHANGE = 1
-CREDITS_PER_GROUP = 1  # spec 8: "in proportion to the groups returned"; the rate is not shown
+from warehouse.spec import CREDITS_PER_GROUP, CREDITS_PER_STORE_CHANGE, STORE_CHANGES_PATH
+
 GROUP_BY = ("group_by", "group_by[]")
 
 

@@ -16,13 +16,12 @@ import orjson
 
 from pipelines.client.errors import PaginationError, describe
 from pipelines.client.http import Response, ServiceClient
-from warehouse.spec import CURSOR_LIMIT, HISTORY_LIMIT, METRICS_LIMIT
+from warehouse.spec import CURSOR_LIMIT, HISTORY_LIMIT, METRICS_LIMIT, OFFSET_MAX
 
 # The largest page each kind of list allows (spec 4.1, 4.2, 4.7): fewer requests, fewer credits.
 CURSOR_PAGE = CURSOR_LIMIT[1]
 METRICS_PAGE = METRICS_LIMIT[1]
 HISTORY_PAGE = HISTORY_LIMIT[1]
-MAX_OFFSET = 9007199254740991
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,7 @@ async def _walk(client, path, params, account, page_size, offset, stop=None):
     """Page by page from `offset` until `has_more` is false (or `stop` is reached), refusing
     lists that cannot end."""
     while stop is None or offset < stop:
-        if offset > MAX_OFFSET:
+        if offset > OFFSET_MAX:
             raise PaginationError(
                 describe("GET", path, params), 200, "the offset list does not end"
             )

@@ -23,6 +23,7 @@ from warehouse import schemas as s
 from warehouse.spec import (
     CHANGE_LOG_RETENTION_DAYS,
     HISTORY_RETENTION_DAYS,
+    STORE_CHANGES_PATH,
     STORE_CHANGES_RETENTION_DAYS,
 )
 
@@ -220,7 +221,7 @@ AUTOMATION_FACTS = (
 STORES = (
     Source(
         "platform_changes",
-        cursor_list("/v1/platform-changes", dated=True),
+        cursor_list(STORE_CHANGES_PATH, dated=True),
         (Output(s.PLATFORM_CHANGES, records=within_request, shape=dated_by_change),),
         retention_days=STORE_CHANGES_RETENTION_DAYS,
         optional_scope="platform:read",

@@ -35,24 +35,32 @@ COMMENT ON MACRO half_even_div IS
 'n // d rounded half to even (n >= 0, d > 0, integers): the building block of money_ratio.';
 
 -- Money divided by a count (cpc = cost / clicks) as the service sends it: exact, rounded half to
--- even to the currency's digits, DECIMAL(18,4); NULL on a zero or NULL denominator.
+-- even to the currency's digits, as the warehouse's money type; NULL on a zero or NULL
+-- denominator. Computed in units of the money type's last digit ({money_unit} to 1).
 CREATE OR REPLACE MACRO money_ratio(numerator, denominator, currency) AS
     CASE
         WHEN numerator IS NULL OR denominator IS NULL OR denominator = 0 THEN NULL
         ELSE CAST(
             CAST(
-                sign(CAST(numerator * 10000 AS HUGEINT)) * sign(CAST(denominator AS HUGEINT))
+                sign(CAST(numerator * {money_unit} AS HUGEINT)) * sign(CAST(denominator AS HUGEINT))
                 * half_even_div(
-                    abs(CAST(numerator * 10000 AS HUGEINT)),
+                    abs(CAST(numerator * {money_unit} AS HUGEINT)),
                     nullif(abs(CAST(denominator AS HUGEINT)), 0)
-                    * CAST(10 ^ (4 - currency_digits(currency)) AS HUGEINT)
+                    * CAST(10 ^ ({money_scale} - currency_digits(currency)) AS HUGEINT)
                 )
-                * CAST(10 ^ (4 - currency_digits(currency)) AS HUGEINT)
+                * CAST(10 ^ ({money_scale} - currency_digits(currency)) AS HUGEINT)
                 AS DECIMAL(38, 0)
-            ) * CAST(0.0001 AS DECIMAL(5, 4))
-            AS DECIMAL(18, 4)
+            ) * {money_last_digit}
+            AS {money_type}
         )
     END;
 
 COMMENT ON MACRO money_ratio IS
 'Money / count as money of the currency (cpc = money_ratio(sum(cost), sum(clicks), currency)): computed on integers, rounded half to even to the currency''s digits as the service rounds cpc; NULL on a zero or NULL denominator.';
+
+-- A text holding money (a change log's old and new values), as the warehouse's money type;
+-- NULL when it holds none.
+CREATE OR REPLACE MACRO try_money(value) AS try_cast(value AS {money_type});
+
+COMMENT ON MACRO try_money IS
+'A text as money of the warehouse''s type (DECIMAL of the registry''s precision and scale), or NULL when it is not a number.';

@@ -37,7 +37,7 @@ SELECT
     concat(coalesce(x.old_value, '(none)'), ' → ', coalesce(x.new_value, '(none)')) AS change,
     CASE
         WHEN x.field IN ('dailyBudget', 'defaultBid', 'bid')
-            THEN try_cast(x.new_value AS DECIMAL(18, 4)) - try_cast(x.old_value AS DECIMAL(18, 4))
+            THEN try_money(x.new_value) - try_money(x.old_value)
     END AS amount_change,
     CASE WHEN x.field IN ('dailyBudget', 'defaultBid', 'bid') THEN c.budget_currency END
         AS currency,
