@@ -6,8 +6,8 @@ warehouse once a table was materialized after the warehouse was last built, and 
 queued or in progress: after 300 accounts' runs, one build, not 300, and never under a writer
 (the build vacuums the lake). A full run builds tables and warehouse at once: nothing more to
 do. A backfill's runs count once the daemon has queued them; Dagster has no public API a
-sensor could ask for backfills not yet queued (ARCHITECTURE.md, "Where Dagster's public API
-stops"), so a build may come between two of a backfill's chunks, and the next after it.
+sensor could ask for backfills not yet queued (ARCHITECTURE.md, "Where a dependency's public
+API stops"), so a build may come between two of a backfill's chunks, and another after it.
 
 Why not a declarative automation condition: conditions are evaluated per asset, so each mart
 whose own tables were done was requested while other accounts' runs still wrote the tables
