@@ -13,6 +13,7 @@ every backfill of one `adwh backfill` carries one request tag, which Dagster's r
 runs keep, so one query finds them all.
 """
 
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -60,6 +61,10 @@ REQUEST_TAG = "adwh/backfill-request"
 # Dagster's own run tags (shown in the UI): whether a failed run is to be retried, and by which.
 WILL_RETRY_TAG = "dagster/will_retry"
 AUTO_RETRY_TAG = "dagster/auto_retry_run_id"
+# How long after a run failed its promised retry may take to be launched. The daemon launches
+# it within seconds; a run whose retry never came (seen once: the tag said it would, and the
+# daemon did not) would otherwise be waited for forever. Past this, the run counts as failed.
+RETRY_WAIT_SECONDS = 300
 PARENT_RUN_TAG = "dagster/parent_run_id"
 # The asset the warehouse build materializes: fresh once it is newer than the last run's end.
 WAREHOUSE_ASSET = "warehouse_tables"
@@ -113,19 +118,25 @@ class Run:
     end_time: float | None
     tags: dict[str, str]
 
-    @property
-    def awaits_retry(self) -> bool:
-        """Failed, and Dagster's run retries will run it again (not launched yet)."""
+    def promised_retry(self) -> bool:
+        """Failed, and Dagster said it would run it again, which it has not launched yet."""
         return (
             self.status == "FAILURE"
             and self.tags.get(WILL_RETRY_TAG) == "true"
             and AUTO_RETRY_TAG not in self.tags
         )
 
-    @property
-    def lost(self) -> bool:
-        """Ended without success, and no retry follows."""
-        return self.status in ("FAILURE", "CANCELED") and self.tags.get(WILL_RETRY_TAG) != "true"
+    def awaits_retry(self, now: float) -> bool:
+        """Its promised retry may still come (`RETRY_WAIT_SECONDS`)."""
+        return self.promised_retry() and now - (self.end_time or now) < RETRY_WAIT_SECONDS
+
+    def lost(self, now: float) -> bool:
+        """Ended without success, and no retry follows (none promised, or overdue)."""
+        if self.status not in ("FAILURE", "CANCELED"):
+            return False
+        return self.tags.get(WILL_RETRY_TAG) != "true" or (
+            self.promised_retry() and not self.awaits_retry(now)
+        )
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,7 @@ class State:
     runs: list[Run]
     expected_runs: int  # the runs the backfills cut, and the retries launched
     warehouse_built: float | None
+    now: float  # when it was asked (seconds since the epoch, as the runs' end times)
 
     @property
     def finished_runs(self) -> int:
@@ -148,7 +160,7 @@ class State:
         return (
             not self.launching
             and bool(self.runs)
-            and all(run.status in FINISHED and not run.awaits_retry for run in self.runs)
+            and all(run.status in FINISHED and not run.awaits_retry(self.now) for run in self.runs)
         )
 
     @property
@@ -159,12 +171,12 @@ class State:
 
     @property
     def lost_runs(self) -> list[Run]:
-        return [run for run in self.runs if run.lost]
+        return [run for run in self.runs if run.lost(self.now)]
 
     def summary(self) -> str:
         """The runs in one line: how many succeeded, failed and were run again, failed."""
         succeeded = sum(run.status == "SUCCESS" for run in self.runs)
-        retried = sum(run.status == "FAILURE" and not run.lost for run in self.runs)
+        retried = sum(run.status == "FAILURE" and not run.lost(self.now) for run in self.runs)
         line = f"runs: {succeeded} succeeded"
         if retried:
             line += f", {retried} failed and were run again"
@@ -262,6 +274,7 @@ def follow(settings: Settings, launched: list[Launched]) -> State:
         runs=runs,
         expected_runs=sum(b.runs for b in launched) + retries,
         warehouse_built=float(built[0]["timestamp"]) / 1000 if built else None,
+        now=time.time(),
     )
 
 

@@ -2,15 +2,26 @@
 the warehouse built after the last of them; and what it says of them. (The whole, against a
 real deployment whose run is killed and retried: tests/deployment/test_fanout.py.)"""
 
-from assets.backfill import AUTO_RETRY_TAG, PARENT_RUN_TAG, WILL_RETRY_TAG, Run, State
+from assets.backfill import (
+    AUTO_RETRY_TAG,
+    PARENT_RUN_TAG,
+    RETRY_WAIT_SECONDS,
+    WILL_RETRY_TAG,
+    Run,
+    State,
+)
+
+NOW = 30.0  # when the state is asked: the runs below ended at 10 and 20
 
 
 def run(status: str, end: float | None = 10.0, **tags: str) -> Run:
     return Run(f"r{len(tags)}{status}", status, end, tags)
 
 
-def state(*runs: Run, launching: bool = False, built: float | None = None) -> State:
-    return State(launching, list(runs), expected_runs=len(runs), warehouse_built=built)
+def state(
+    *runs: Run, launching: bool = False, built: float | None = None, now: float = NOW
+) -> State:
+    return State(launching, list(runs), expected_runs=len(runs), warehouse_built=built, now=now)
 
 
 def test_runs_are_done_when_every_one_ended_and_none_awaits_its_retry():
@@ -43,3 +54,14 @@ def test_the_summary_tells_runs_run_again_from_runs_lost():
     assert done.summary() == "runs: 2 succeeded, 1 failed and were run again, 2 failed"
     assert done.lost_runs == [lost, canceled]
     assert state(run("SUCCESS")).summary() == "runs: 1 succeeded"
+
+
+def test_a_promised_retry_that_never_comes_is_waited_for_a_while_then_told_as_failed():
+    """Dagster tagged the run as to be retried and launched no retry: `adwh backfill` must not
+    wait forever (seen once in the deployment test)."""
+    promised = run("FAILURE", 10.0, **{WILL_RETRY_TAG: "true"})
+    waiting = state(run("SUCCESS"), promised, now=10.0 + RETRY_WAIT_SECONDS - 1)
+    assert not waiting.runs_done and waiting.lost_runs == []
+    overdue = state(run("SUCCESS"), promised, now=10.0 + RETRY_WAIT_SECONDS)
+    assert overdue.runs_done and overdue.lost_runs == [promised]
+    assert overdue.summary() == "runs: 1 succeeded, 1 failed"
