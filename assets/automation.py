@@ -3,7 +3,8 @@
 A backfill, a UI run or the daily schedule's runs (one per account) materialize tables, not the
 warehouse built from them. The `warehouse_refresh` sensor asks for one build of the whole
 warehouse once a table was materialized after the warehouse was last built, and no run is
-queued or in progress: after 300 accounts' runs, one build, not 300, and never under a writer
+queued or in progress and no failed run awaits the retry Dagster promised it
+(`assets/retries.py`): after 300 accounts' runs, one build, not 300, and never under a writer
 (the build vacuums the lake). A full run builds tables and warehouse at once: nothing more to
 do. A backfill's runs count once the daemon has queued them; Dagster has no public API a
 sensor could ask for backfills not yet queued (ARCHITECTURE.md, "Where a dependency's public
@@ -17,9 +18,13 @@ daily tables always miss some. The sensor is on by default, so `dagster dev` kee
 warehouse as fresh as `adwh run` does.
 """
 
+import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import dagster as dg
+
+from assets.retries import RETRY_WAIT_SECONDS, WILL_RETRY_TAG, awaits_retry
 
 ACTIVE = [
     dg.DagsterRunStatus.QUEUED,
@@ -45,13 +50,15 @@ def warehouse_refresh_sensor(
         minimum_interval_seconds=30,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Every 30 s: once a table was materialized after the warehouse was last "
-        "built and no run is queued or in progress, builds the DuckDB warehouse "
-        "and its marts (and vacuums the lake), once.",
+        "built and no run is queued, in progress or about to be retried, builds the DuckDB "
+        "warehouse and its marts (and vacuums the lake), once.",
     )
     def warehouse_refresh(context: dg.SensorEvaluationContext):
         instance = context.instance
         if instance.get_run_records(dg.RunsFilter(statuses=ACTIVE), limit=1):
             return dg.SkipReason("waiting for the runs in progress or queued")
+        if _retry_coming(instance):
+            return dg.SkipReason("waiting for the retry of a failed run")
         newest_table = _newest_materialization(instance, tables)
         if newest_table is None:
             return dg.SkipReason("no table materialized yet")
@@ -61,6 +68,20 @@ def warehouse_refresh_sensor(
         return dg.RunRequest(run_key=f"after-table-event-{newest_table}")
 
     return warehouse_refresh
+
+
+def _retry_coming(instance: dg.DagsterInstance) -> bool:
+    """A run failed lately, and Dagster promised its retry and has not launched it yet."""
+    now = time.time()
+    failed = instance.get_run_records(
+        dg.RunsFilter(
+            statuses=[dg.DagsterRunStatus.FAILURE],
+            tags={WILL_RETRY_TAG: "true"},
+            updated_after=datetime.fromtimestamp(now - RETRY_WAIT_SECONDS, UTC),
+        ),
+        limit=100,
+    )
+    return any(awaits_retry(r.dagster_run.tags, r.end_time, now) for r in failed)
 
 
 def _newest_materialization(

@@ -21,6 +21,7 @@ from datetime import date, timedelta
 import httpx
 
 from assets.partitions import BACKFILL_DAYS_PER_RUN
+from assets.retries import WILL_RETRY_TAG, awaits_retry, retry_promised
 from pipelines.fanout import ACCOUNTS_TAG, pack_runs
 from pipelines.settings import Settings
 
@@ -59,12 +60,6 @@ class BackfillError(RuntimeError):
 # The tag every backfill (and so every run and retry) of one `adwh backfill` carries.
 REQUEST_TAG = "adwh/backfill-request"
 # Dagster's own run tags (shown in the UI): whether a failed run is to be retried, and by which.
-WILL_RETRY_TAG = "dagster/will_retry"
-AUTO_RETRY_TAG = "dagster/auto_retry_run_id"
-# How long after a run failed its promised retry may take to be launched. The daemon launches
-# it within seconds; a run whose retry never came (seen once: the tag said it would, and the
-# daemon did not) would otherwise be waited for forever. Past this, the run counts as failed.
-RETRY_WAIT_SECONDS = 300
 PARENT_RUN_TAG = "dagster/parent_run_id"
 # The asset the warehouse build materializes: fresh once it is newer than the last run's end.
 WAREHOUSE_ASSET = "warehouse_tables"
@@ -118,24 +113,16 @@ class Run:
     end_time: float | None
     tags: dict[str, str]
 
-    def promised_retry(self) -> bool:
-        """Failed, and Dagster said it would run it again, which it has not launched yet."""
-        return (
-            self.status == "FAILURE"
-            and self.tags.get(WILL_RETRY_TAG) == "true"
-            and AUTO_RETRY_TAG not in self.tags
-        )
-
     def awaits_retry(self, now: float) -> bool:
-        """Its promised retry may still come (`RETRY_WAIT_SECONDS`)."""
-        return self.promised_retry() and now - (self.end_time or now) < RETRY_WAIT_SECONDS
+        """Failed, and its promised retry may still come (`assets/retries.py`)."""
+        return self.status == "FAILURE" and awaits_retry(self.tags, self.end_time, now)
 
     def lost(self, now: float) -> bool:
         """Ended without success, and no retry follows (none promised, or overdue)."""
         if self.status not in ("FAILURE", "CANCELED"):
             return False
         return self.tags.get(WILL_RETRY_TAG) != "true" or (
-            self.promised_retry() and not self.awaits_retry(now)
+            retry_promised(self.tags) and not self.awaits_retry(now)
         )
 
 

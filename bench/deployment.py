@@ -23,6 +23,8 @@ import httpx
 import psutil
 import yaml
 
+from assets.retries import awaits_retry
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 # The statuses a run ends in.
@@ -317,12 +319,17 @@ def backfills_launched(instance: dg.DagsterInstance) -> bool:
 
 
 def settled(instance: dg.DagsterInstance, after: float) -> bool:
-    """Every backfill done launching, no run left, and the warehouse built after `after` (a
-    timestamp): the end of a fanned-out backfill."""
+    """Every backfill done launching, no run left nor any retry to come, and the warehouse
+    built after `after` (a timestamp): the end of a fanned-out backfill."""
     if not backfills_launched(instance):
         return False
-    if any(r.status not in FINISHED for r in instance.get_runs()):
-        return False
+    now = time.time()
+    for record in instance.get_run_records():
+        if record.dagster_run.status not in FINISHED:
+            return False
+        failed = record.dagster_run.status is dg.DagsterRunStatus.FAILURE
+        if failed and awaits_retry(record.dagster_run.tags, record.end_time, now):
+            return False
     built = instance.get_latest_materialization_event(dg.AssetKey("warehouse_tables"))
     return built is not None and built.timestamp > after
 

@@ -19,6 +19,7 @@ from assets.definitions import WAREHOUSE_ASSETS, defs
 from assets.instance import CONFIG_DIR, ui_dagster_home
 from assets.marts import MANIFEST, MANIFEST_PROJECT
 from assets.resources import WarehouseResource
+from assets.retries import AUTO_RETRY_TAG, WILL_RETRY_TAG
 from tests.conftest import TODAY, copy_of_a_run
 
 CONFIG = CONFIG_DIR / "dagster.yaml"
@@ -145,8 +146,8 @@ def refresh_requests(instance: dg.DagsterInstance) -> list[dg.RunRequest]:
 @pytest.mark.slow(seconds=50)
 def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_once_nothing_runs(home, embedded):
     """As a backfill or the accounts' runs do: the sensor, on by default, requests the whole
-    warehouse once tables changed and no run is queued or in progress; not after a full run,
-    not after its own build."""
+    warehouse once tables changed and no run is queued, in progress or about to be retried;
+    not after a full run, not after its own build."""
     assert defs.resolve_sensor_def("warehouse_refresh").default_status.value == "RUNNING"
     tables = defs.resolve_job_def("daily")
     with dg.instance_for_test() as instance:
@@ -167,6 +168,13 @@ def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_once_nothing_runs(home
         )
         assert refresh_requests(instance) == []  # another account's run is still to come
         instance.delete_run(pending.run_id)
+        failed = instance.create_run_for_job(
+            defs.resolve_job_def("extract"),
+            status=dg.DagsterRunStatus.FAILURE,
+            tags={WILL_RETRY_TAG: "true"},
+        )
+        assert refresh_requests(instance) == []  # its retry is promised, not yet launched
+        instance.add_run_tags(failed.run_id, {AUTO_RETRY_TAG: "its-retry"})
         (request,) = refresh_requests(instance)
         # a run of the `warehouse` job: every model (it is one file), named so in the UI
         assert request.job_name in (None, "warehouse") and request.asset_selection is None
