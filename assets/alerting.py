@@ -4,7 +4,7 @@ time. What each says, and where it goes, is `pipelines/notify.py`.
 
 - `alert_on_failure` (a run failure sensor) and `alert_on_success` (a run status sensor on
   success: checks fail without failing their run) read each finished run's record once
-  (`pipelines/run_record.findings`), in the daemon that `dagster dev` and the deployment run;
+  (`assets/run_record.findings`), in the daemon that `dagster dev` and the deployment run;
   runs the CLI records in the same instance are read there too.
 - Freshness: every extraction table carries Dagster's `FreshnessPolicy` (updated in the day
   before 09:00 UTC), which the UI shows on the asset and Dagster's freshness daemon judges.
