@@ -12,6 +12,7 @@ import dagster as dg
 from assets.dated import DATED
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from assets.resources import ServiceResource, WarehouseResource
+from assets.run_record import PARTITION_TAG
 from assets.runner import record_spent, run_budget
 from pipelines.client.credits import CreditBudgetError
 from pipelines.fanout import ACCOUNTS_TAG, for_run
@@ -102,8 +103,8 @@ def run_days(tags: Mapping[str, str], settings: Settings) -> tuple[date, date]:
     range (or partition), else the lookback days up to yesterday."""
     if RANGE_START_TAG in tags and RANGE_END_TAG in tags:
         return date.fromisoformat(tags[RANGE_START_TAG]), date.fromisoformat(tags[RANGE_END_TAG])
-    if "dagster/partition" in tags:
-        day = date.fromisoformat(tags["dagster/partition"])
+    if PARTITION_TAG in tags:
+        day = date.fromisoformat(tags[PARTITION_TAG])
         return day, day
     yesterday = settings.today - timedelta(days=1)
     return yesterday - timedelta(days=settings.lookback_days - 1), yesterday

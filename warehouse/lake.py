@@ -433,12 +433,15 @@ class Lake:
         """Whether a commit of table `name` after `version` removed files (or whether it may
         have: no version held, or its history no longer reaches back that far)."""
         table = self.table(name)
-        if table is None or version is None or table.version() < version:
-            return table is not None
-        newer = table.history(limit=table.version() - version) if table.version() > version else []
-        if len(newer) < table.version() - version:
+        if table is None:
+            return False
+        if version is None or table.version() < version:  # new to the build, or written anew
             return True
-        return any(_removed_files(commit) for commit in newer)
+        since = table.version() - version
+        if since == 0:
+            return False
+        newer = table.history(limit=since)
+        return len(newer) < since or any(_removed_files(commit) for commit in newer)
 
     def local_files(
         self, name: str, snapshot: Snapshot, days: Iterable[date] | None = None

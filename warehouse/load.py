@@ -10,8 +10,8 @@ replaced, not the years held.
 The days a build read again are left in `_lake_reloads` for the incremental models
 (`warehouse/dbt/models/int_product_daily.sql`), which recompute the same days and no others.
 
-Each table's Delta version is kept beside its files (`_lake_versions`): the next build learns
-what changed from the commits after it (`warehouse/delta_log.py`), without opening the table.
+Each table's Delta version is kept beside its files (`_lake_versions`): the next build vacuums
+a table only when a commit since that version replaced files (`Lake.snapshots`).
 """
 
 from collections.abc import Iterable
@@ -108,7 +108,7 @@ def _refresh(
     con: duckdb.DuckDBPyConnection,
     lake: Lake,
     schema: TableSchema,
-    change: Snapshot | None,
+    snapshot: Snapshot | None,
     as_declared: bool,
 ) -> _Done:
     """The table brought to the lake; what it changed is recorded by `_record`."""
@@ -121,7 +121,6 @@ def _refresh(
     # that kept no file list, is read again whole.
     whole = not as_declared or (not previous and _has_rows(con, schema))
     source = loaded_from(schema)
-    snapshot = change
     version = snapshot.version if snapshot is not None else None
     current = snapshot.files if snapshot is not None else {}
     if whole:

@@ -45,21 +45,19 @@ def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
-def _parsed_project(building: Path) -> Any | None:
+def _parsed_project(digest: str, catalog: str) -> Any | None:
     """The project as dbt parsed it, for dbt to build from without parsing again: dbt's own
     reuse of a parse (`dbtRunner(manifest)`, "Reusing objects" in its programmatic-invocation
     docs). Parsed once per process and project (dbt's partial parse makes that ~2 s; a parse
     from nothing takes ~20), without the building file's path: dbt drops its partial parse when
     a var or the profile's path changes, and each build names a new file.
 
-    The parse names the models' database after the profile's default file, `warehouse`; a
-    building file's catalog (DuckDB names it after the file) is the same name, so the parse
+    The parse names the models' database after the profile's default file, `warehouse`; the
+    building file's `catalog` (DuckDB names it after the file) is the same name, so the parse
     serves it. None, and dbt parses itself, when the names differ or the parse failed."""
-    parsed = _parse(project_digest())
+    parsed = _parse(digest)
     if parsed is None:
         return None
-    with duckdb.connect(str(building)) as con:
-        (catalog,) = con.execute("SELECT current_database()").fetchone()
     models = [node for node in parsed.nodes.values() if node.resource_type == "model"]
     return parsed if all(node.database == catalog for node in models) else None
 
@@ -87,7 +85,8 @@ def build_marts(building: Path, artifacts: Path) -> list[NodeResult]:
         full_refresh = built_by(con) != digest
         before = _tables(con)
         compiled.set_tested_since(con, EVERY_ROW)
-    project = _parsed_project(building)
+        (catalog,) = con.execute("SELECT current_database()").fetchone()
+    project = _parsed_project(digest, catalog)
     build = ["build", *_arguments(building, artifacts)]
     if full_refresh:
         build.append("--full-refresh")
