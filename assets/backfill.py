@@ -1,42 +1,39 @@
-"""`adwh backfill`: a range of days for every account, as Dagster backfills the daemon runs.
+"""`adwh backfill`: a range of days for every account, as runs the Dagster daemon queues.
 
 `adwh run` extracts every account in one process; an agency's year of hundreds of accounts needs
 many runs instead, each retryable alone, spread over the run queue's workers (one machine or
-many, `deploy/`). This hands the work to a running Dagster webserver: one backfill per pack of
-accounts (`pipelines/fanout.py`: small accounts together, a large one alone), tagged with the
-pack and the key's digest, whose backfill policy cuts it into runs of at most 31 days. The
-warehouse is not part of them: the warehouse_refresh sensor builds it once, after the last run.
+many, `deploy/`). This hands the work to a running Dagster webserver: per pack of accounts
+(`pipelines/fanout.py`: small accounts together, a large one alone), one run of the `extract`
+job per chunk of at most 31 days and one of its current-state tables, tagged with the pack and
+the key's digest. The warehouse is not part of them: the warehouse_refresh sensor builds it once,
+after the last run.
 
-Dagster's Python GraphQL client launches jobs but not backfills, so the one mutation is sent
-here with httpx, and so are the queries that follow the runs until the warehouse is built:
-every backfill of one `adwh backfill` carries one request tag, which Dagster's retries of its
-runs keep, so one query finds them all.
+Runs, not a Dagster backfill: Dagster 1.13 marks a job backfill complete once its runs have
+ended, even while the daemon has still to retry a failed one, and then refuses the retry because
+the backfill is over (dagster-io/dagster#33846, open). A bad day's failed account would stay
+missing. Plain runs are retried whatever else ends, and carry the job's name.
+
+Dagster's Python GraphQL client submits a job without an asset selection, so the one mutation is
+sent here with httpx, and so are the queries that follow the runs until the warehouse is built:
+every run of one `adwh backfill` carries one request tag, which Dagster's retries keep, so one
+query finds them all.
 """
 
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
+from urllib.parse import urlencode
 
 import httpx
 
-from assets.partitions import BACKFILL_DAYS_PER_RUN
+from assets.partitions import BACKFILL_DAYS_PER_RUN, range_tags
 from assets.retries import WILL_RETRY_TAG, awaits_retry, retry_promised
+from pipelines.client.windows import split
 from pipelines.fanout import ACCOUNTS_TAG, pack_runs
 from pipelines.settings import Settings
 
-LAUNCH_BACKFILL = """
-mutation LaunchBackfill($params: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $params) {
-    __typename
-    ... on LaunchBackfillSuccess { backfillId }
-    ... on Error { message }
-  }
-}
-"""
-
-
-# The current-state tables have no partition: one run of the same job, beside the backfill.
+# Each run: the job's dated tables over a range of days, or its current-state tables.
 LAUNCH_RUN = """
 mutation LaunchRun($params: ExecutionParams!) {
   launchRun(executionParams: $params) {
@@ -57,7 +54,7 @@ class BackfillError(RuntimeError):
     """The webserver is unreachable or refused a backfill; the message says which and why."""
 
 
-# The tag every backfill (and so every run and retry) of one `adwh backfill` carries.
+# The tag every run (and every retry) of one `adwh backfill` carries.
 REQUEST_TAG = "adwh/backfill-request"
 # Dagster's own run tags (shown in the UI): whether a failed run is to be retried, and by which.
 PARENT_RUN_TAG = "dagster/parent_run_id"
@@ -65,11 +62,10 @@ PARENT_RUN_TAG = "dagster/parent_run_id"
 WAREHOUSE_ASSET = "warehouse_tables"
 REFRESH_SENSOR = "warehouse_refresh"
 FINISHED = {"SUCCESS", "FAILURE", "CANCELED"}
-STILL_LAUNCHING = {"REQUESTED", "CANCELING", "FAILING"}
 
-# What `follow` asks: the runs of one request (retries included), the warehouse's last build,
-# and each backfill's status (one aliased field per backfill: the API filters none by id).
+# What `follow` asks: the runs of one request (retries included) and the warehouse's last build.
 RUNS = f"""
+query Follow($request: String!) {{
   runs: runsOrError(filter: {{tags: [{{key: "{REQUEST_TAG}", value: $request}}]}}) {{
     __typename
     ... on Runs {{ results {{ runId status endTime tags {{ key value }} }} }}
@@ -78,14 +74,7 @@ RUNS = f"""
   warehouse: assetOrError(assetKey: {{path: ["{WAREHOUSE_ASSET}"]}}) {{
     ... on Asset {{ assetMaterializations(limit: 1) {{ timestamp }} }}
   }}
-"""
-BACKFILL = """
-  {name}: partitionBackfillOrError(backfillId: ${name}) {{
-    __typename
-    ... on PartitionBackfill {{ status }}
-    ... on PythonError {{ message }}
-    ... on BackfillNotFoundError {{ message }}
-  }}
+}}
 """
 SENSORS = """
 query Sensors {
@@ -100,10 +89,15 @@ query Sensors {
 
 @dataclass(frozen=True)
 class Launched:
+    """One pack's runs: its dated chunks and its current-state run."""
+
     accounts: tuple[str, ...]
-    backfill_id: str
-    runs: int
+    run_ids: tuple[str, ...]
     request: str
+
+    @property
+    def runs(self) -> int:
+        return len(self.run_ids)
 
 
 @dataclass(frozen=True)
@@ -128,10 +122,9 @@ class Run:
 
 @dataclass(frozen=True)
 class State:
-    """Where the backfills of one `adwh backfill` are: their runs (retries included), and
-    when the warehouse was last built."""
+    """Where the runs of one `adwh backfill` are (retries included), and when the warehouse
+    was last built."""
 
-    launching: bool  # a backfill still launching runs
     runs: list[Run]
     expected_runs: int  # the runs the backfills cut, and the retries launched
     warehouse_built: float | None
@@ -144,10 +137,8 @@ class State:
     @property
     def runs_done(self) -> bool:
         """Every run launched and ended, and no retry still to come."""
-        return (
-            not self.launching
-            and bool(self.runs)
-            and all(run.status in FINISHED and not run.awaits_retry(self.now) for run in self.runs)
+        return bool(self.runs) and all(
+            run.status in FINISHED and not run.awaits_retry(self.now) for run in self.runs
         )
 
     @property
@@ -175,45 +166,31 @@ class State:
 def launch_backfills(
     settings: Settings, start: date, end: date, accounts: list[str] | None = None
 ) -> list[Launched]:
-    """Per pack of accounts (all the key reaches unless `accounts` are given), one backfill of
-    the `extract` job's dated tables over [start, end] and one run of its current-state
-    tables, all under one request tag.
-
-    A backfill of the job's partition set, as the UI launches one from the job's page, not of
-    assets: the runs then carry the job's name (an asset backfill's are Dagster's implicit
-    `__ASSET_JOB`)."""
+    """Per pack of accounts (all the key reaches unless `accounts` are given), the `extract`
+    job's dated tables over [start, end] in runs of at most 31 days (the backfill policy's cut),
+    and one run of its current-state tables, all under one request tag."""
     from assets.definitions import CURRENT_STATE, DATED, extract_job
 
-    days = [(start + timedelta(days=i)).isoformat() for i in range((end - start).days + 1)]
     dated = [{"path": key.path} for key in sorted(DATED.keys)]
     current = [{"path": key.path} for key in sorted(CURRENT_STATE.keys)]
-    # The days cut by the backfill policy, and the run of the current-state tables.
-    runs = -(-len(days) // BACKFILL_DAYS_PER_RUN) + 1
+    chunks = [range_tags(first, last) for first, last in split(start, end, BACKFILL_DAYS_PER_RUN)]
     launched = []
     request = uuid.uuid4().hex
     url = settings.dagster_url
     with httpx.Client(base_url=url, timeout=60) as client:
         repository = _repository_of(client, url, extract_job.name)
-        for tags in pack_runs(settings, len(days), accounts):
-            tagged = [{"key": k, "value": v} for k, v in {**tags, REQUEST_TAG: request}.items()]
-            backfill = {
-                "selector": {
-                    "partitionSetName": f"{extract_job.name}_partition_set",
-                    "repositorySelector": repository,
-                },
-                "assetSelection": dated,
-                "partitionNames": days,
-                "tags": tagged,
-                "title": f"adwh backfill {start}..{end}",
-            }
-            backfill_id = _launch(client, url, LAUNCH_BACKFILL, backfill)
-            state = {
-                "selector": {**repository, "jobName": extract_job.name, "assetSelection": current},
-                "executionMetadata": {"tags": tagged},
-            }
-            _launch(client, url, LAUNCH_RUN, state)
+
+        def launch(selection: list[dict], tags: dict[str, str]) -> str:
+            job = {**repository, "jobName": extract_job.name, "assetSelection": selection}
+            tagged = [{"key": k, "value": v} for k, v in tags.items()]
+            return _launch(client, url, {"selector": job, "executionMetadata": {"tags": tagged}})
+
+        for tags in pack_runs(settings, (end - start).days + 1, accounts):
+            tags = {**tags, REQUEST_TAG: request}
+            run_ids = [launch(dated, {**tags, **chunk}) for chunk in chunks]
+            run_ids.append(launch(current, tags))
             packed = tuple(tags[ACCOUNTS_TAG].split(","))
-            launched.append(Launched(packed, backfill_id, runs, request))
+            launched.append(Launched(packed, tuple(run_ids), request))
     return launched
 
 
@@ -229,27 +206,23 @@ def _repository_of(client: httpx.Client, url: str, job: str) -> dict[str, str]:
     raise BackfillError(f"{url} serves no job {job!r}: is its code location loaded?")
 
 
-def _launch(client: httpx.Client, url: str, mutation: str, params: dict) -> str:
-    """Launch a backfill or a run; its id, or a BackfillError saying why the webserver
-    refused it."""
-    (result,) = _query(client, url, mutation, {"params": params}).values()
-    if result["__typename"] == "LaunchBackfillSuccess":
-        return result["backfillId"]
+def _launch(client: httpx.Client, url: str, params: dict) -> str:
+    """Launch a run; its id, or a BackfillError saying why the webserver refused it."""
+    (result,) = _query(client, url, LAUNCH_RUN, {"params": params}).values()
     if result["__typename"] == "LaunchRunSuccess":
         return result["run"]["runId"]
-    raise BackfillError(f"backfill refused ({result['__typename']}): {result.get('message')}")
+    raise BackfillError(f"run refused ({result['__typename']}): {result.get('message')}")
+
+
+def runs_page(url: str, request: str) -> str:
+    """The UI's runs page, filtered to one request's runs (the filter its tag links make)."""
+    return f"{url}/runs?" + urlencode({"q[0]": f"tag:{REQUEST_TAG}={request}"})
 
 
 def follow(settings: Settings, launched: list[Launched]) -> State:
-    """The state of the backfills `launched` (of one `adwh backfill`), asked of the webserver."""
-    ids = {f"b{i}": backfill.backfill_id for i, backfill in enumerate(launched)}
-    declared = "".join(f", ${name}: String!" for name in ids)
-    fields = "".join(BACKFILL.format(name=name) for name in ids)
-    query = f"query Follow($request: String!{declared}) {{{RUNS}{fields}}}"
-    variables = {"request": launched[0].request, **ids}
+    """The state of the runs `launched` (by one `adwh backfill`), asked of the webserver."""
     with httpx.Client(base_url=settings.dagster_url, timeout=60) as client:
-        data = _query(client, settings.dagster_url, query, variables)
-    statuses = [_answer(data[name], "PartitionBackfill")["status"] for name in ids]
+        data = _query(client, settings.dagster_url, RUNS, {"request": launched[0].request})
     runs = [
         Run(r["runId"], r["status"], r["endTime"], {t["key"]: t["value"] for t in r["tags"]})
         for r in _answer(data["runs"], "Runs")["results"]
@@ -257,9 +230,8 @@ def follow(settings: Settings, launched: list[Launched]) -> State:
     built = (data.get("warehouse") or {}).get("assetMaterializations") or []
     retries = sum(PARENT_RUN_TAG in run.tags for run in runs)  # each a run more than planned
     return State(
-        launching=any(status in STILL_LAUNCHING for status in statuses),
         runs=runs,
-        expected_runs=sum(b.runs for b in launched) + retries,
+        expected_runs=sum(pack.runs for pack in launched) + retries,
         warehouse_built=float(built[0]["timestamp"]) / 1000 if built else None,
         now=time.time(),
     )

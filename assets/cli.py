@@ -60,7 +60,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--end", type=_date, help=LAST_DAY_HELP)
     run.add_argument("--tables", default="", help="comma-separated tables (default: all)")
     backfill = commands.add_parser(
-        "backfill", help="a range for every account as Dagster backfills, small accounts packed"
+        "backfill", help="a range for every account as queued Dagster runs, small accounts packed"
     )
     backfill.add_argument("--start", type=_date, required=True, help=FIRST_DAY_HELP)
     backfill.add_argument("--end", type=_date, required=True, help=LAST_DAY_HELP)
@@ -70,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
     backfill.add_argument(
         "--no-wait",
         action="store_true",
-        help="return once the backfills are queued (default: follow the runs with a progress "
+        help="return once the runs are queued (default: follow the runs with a progress "
         "bar until the warehouse is built after them)",
     )
     rebuild = commands.add_parser("rebuild", help="re-derive lake and warehouse from raw pages")
@@ -293,17 +293,17 @@ def command_run(
 def command_backfill(
     settings: Settings, start: date, end: date, accounts: str, wait: bool = True
 ) -> int:
-    from assets.backfill import BackfillError, launch_backfills
+    from assets.backfill import BackfillError, launch_backfills, runs_page
     from assets.backfill_watch import watch_backfills
 
     start, end = resolve_range(settings, start, end)
     chosen = [a.strip() for a in accounts.split(",") if a.strip()]
     try:
         launched = launch_backfills(settings, start, end, chosen or None)
-        reached = sum(len(backfill.accounts) for backfill in launched)
-        runs = sum(backfill.runs for backfill in launched)
-        print(f"{len(launched)} backfills of {start}..{end}: {reached} accounts, {runs} runs")
-        print(f"follow them at {settings.dagster_url}/overview/backfills")
+        reached = sum(len(pack.accounts) for pack in launched)
+        runs = sum(pack.runs for pack in launched)
+        print(f"{start}..{end}: {runs} runs of {len(launched)} packs, {reached} accounts")
+        print(f"follow them at {runs_page(settings.dagster_url, launched[0].request)}")
         if not wait:
             print("the warehouse_refresh sensor builds the warehouse after the last run")
             return 0

@@ -4,7 +4,9 @@ A run that fails under a retry policy is tagged `dagster/will_retry=true` by its
 the daemon then launches the retry and tags the failed run with its id. Between the two (a few
 seconds; longer on a loaded daemon) nothing is queued, yet more data is coming: the warehouse
 refresh must not build then, nor `adwh backfill` stop following. A promised retry that never
-comes (seen once) is given up on after `RETRY_WAIT_SECONDS`, so neither waits forever.
+comes (Dagster refuses one when the run's job backfill has ended, dagster-io/dagster#33846:
+why `adwh backfill` launches runs, not a backfill) is given up on after `RETRY_WAIT_SECONDS`,
+so neither waits forever.
 """
 
 from collections.abc import Mapping

@@ -24,6 +24,7 @@ import psutil
 import yaml
 
 from assets.retries import awaits_retry
+from pipelines.fanout import ACCOUNTS_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -310,18 +311,15 @@ def listens(pid: int, port: int) -> bool:
     return False
 
 
-def backfills_launched(instance: dg.DagsterInstance) -> bool:
-    """A backfill was made, and every backfill is done launching its runs."""
-    from dagster._core.execution.backfill import BulkActionStatus
-
-    backfills = instance.get_backfills()
-    return bool(backfills) and all(b.status is not BulkActionStatus.REQUESTED for b in backfills)
+def runs_launched(instance: dg.DagsterInstance) -> bool:
+    """`adwh backfill` has launched its runs (it queues them all before it returns)."""
+    return any(ACCOUNTS_TAG in run.tags for run in instance.get_runs(limit=100))
 
 
 def settled(instance: dg.DagsterInstance, after: float) -> bool:
-    """Every backfill done launching, no run left nor any retry to come, and the warehouse
-    built after `after` (a timestamp): the end of a fanned-out backfill."""
-    if not backfills_launched(instance):
+    """The runs launched, none left nor any retry to come, and the warehouse built after
+    `after` (a timestamp): the end of a fanned-out backfill."""
+    if not runs_launched(instance):
         return False
     now = time.time()
     for record in instance.get_run_records():

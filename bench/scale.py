@@ -33,12 +33,12 @@ from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
 from bench.deployment import (
     FINISHED,
     PGBOUNCER,
-    backfills_launched,
     deployment,
     fresh_database,
     listens,
     pooler,
     run_worker_pid,
+    runs_launched,
     settled,
     wait_until,
 )
@@ -237,9 +237,8 @@ def _busy(times: tuple) -> float:
 
 
 def _settled(instance: dg.DagsterInstance) -> bool:
-    """Every account's run finished (the backfills are done launching them); the warehouse's
-    run may have started."""
-    if not backfills_launched(instance):
+    """Every account's run finished; the warehouse's run may have started."""
+    if not runs_launched(instance):
         return False
     runs = [r for r in instance.get_runs() if ACCOUNTS_TAG in r.tags]
     return bool(runs) and all(r.status in FINISHED for r in runs)

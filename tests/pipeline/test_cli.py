@@ -1,6 +1,9 @@
 """Bad input from the user: one line on stderr, a non-zero exit, nothing written."""
 
+import contextlib
+import io
 import os
+import re
 
 import pytest
 
@@ -226,29 +229,63 @@ def test_the_version_is_one_line(capsys):
     assert capsys.readouterr().out.startswith("adwh 0.")
 
 
-def every_option(parser) -> list[tuple[str, object]]:
-    """(command path, action) of every argument of `parser` and its subcommands."""
-    import argparse
+def help_of(*command: str) -> str:
+    """What `adwh <command> --help` prints, at argparse's default width."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([*command, "--help"])
+    return out.getvalue()
 
-    found = []
-    for action in parser._actions:  # argparse keeps no public list of its arguments
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                found += [(f"{name} {path}".strip(), a) for path, a in every_option(sub)]
-        elif not isinstance(action, argparse._HelpAction):
-            found.append(("", action))
+
+def entries(text: str) -> dict[str, bool]:
+    """The entries of a help text (an option, or a subcommand under its `{a,b}` line) and
+    whether words follow them: an entry starts at column 2 or 4, its help on its own line or
+    on the next, more indented."""
+    lines = text.splitlines()
+    found = {}
+    for i, line in enumerate(lines):
+        entry = re.match(r"^ {2,4}(-\S.*?|\w[\w-]*)(?: {2,}(\S.*))?$", line)
+        if entry is None:
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        indent = len(line) - len(line.lstrip())
+        found[entry.group(1)] = (
+            bool(entry.group(2)) or len(following) - len(following.lstrip()) > indent
+        )
+    return found
+
+
+def silent_entries(text: str) -> list[str]:
+    """Options without help, and subcommands argparse lists under no words (no help given)."""
+    listed = entries(text)
+    silent = [name for name, described in listed.items() if not described]
+    return silent + [command for command in commands_in(text) if command not in listed]
+
+
+def commands_in(text: str) -> list[str]:
+    """The subcommands a help text offers (its `{a,b,…}` choices)."""
+    choices = re.search(r"^\s+\{([\w,-]+)\}$", text, re.MULTILINE)
+    return choices.group(1).split(",") if choices else []
+
+
+def every_help(*command: str) -> dict[str, str]:
+    """The help text of `command` and of every subcommand beneath it."""
+    text = help_of(*command)
+    found = {" ".join(command): text}
+    for sub in commands_in(text):
+        found |= every_help(*command, sub)
     return found
 
 
 def test_every_command_and_option_says_what_it_is():
-    from assets.cli import parser
-
-    silent = [
-        f"adwh {path} {action.dest}".replace("  ", " ")
-        for path, action in every_option(parser())
-        if not action.help
+    helps = every_help()
+    assert {"run", "backfill", "lake optimize", "sandbox serve"} <= set(helps)
+    silent = {name: silent_entries(text) for name, text in helps.items()}
+    assert {name: entries for name, entries in silent.items() if entries} == {}
+    # the check itself sees a silent option
+    assert silent_entries("options:\n  -h, --help  show help\n  --quiet\n  --x X  an x\n") == [
+        "--quiet"
     ]
-    assert silent == []
 
 
 def test_the_run_summary_fits_80_columns_and_cuts_no_table_name(capsys):
