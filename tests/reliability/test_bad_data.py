@@ -14,8 +14,10 @@ import duckdb
 import pytest
 
 from assets.cli import main
+from tests.conftest import copy_of_a_run
 
 BAD_DAY = "2026-10-03"
+RANGE = ["run", "--start", "2026-10-01", "--end", "2026-10-05"]
 
 
 def corrupt(service, monkeypatch, mutate) -> None:
@@ -69,23 +71,14 @@ def day_rows(home: Path) -> dict[str, int]:
     ],
 )
 def test_a_bad_value_holds_back_only_its_partition(
-    home, embedded, monkeypatch, capsys, mutate, fragment
+    home, embedded, monkeypatch, capsys, tmp_path_factory, mutate, fragment
 ):
-    assert (
-        main(
-            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
-        )
-        == 0
-    )
+    """On top of a good run of the same days (one per test process, copied)."""
+    copy_of_a_run(home, tmp_path_factory, [*RANGE, "--tables", "campaign_metrics"])
     before = day_rows(home)
     capsys.readouterr()
     corrupt(embedded, monkeypatch, mutate)
-    assert (
-        main(
-            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "campaign_metrics"]
-        )
-        == 1
-    )
+    assert main([*RANGE, "--tables", "campaign_metrics"]) == 1
     err = capsys.readouterr().err.strip()
     assert fragment in err and BAD_DAY in err and len(err.splitlines()) == 1
     assert day_rows(home) == before  # the held-back day keeps its previous state
@@ -95,9 +88,6 @@ def test_a_bad_value_holds_back_only_its_partition(
     ]
     raw_pages = list((home / "raw" / "campaign_metrics").rglob("page-*.json.gz"))
     assert any(BAD_DAY.encode() in gzip.decompress(p.read_bytes()) for p in raw_pages)
-
-
-RANGE = ["run", "--start", "2026-10-01", "--end", "2026-10-05"]
 
 
 def tamper(
