@@ -23,7 +23,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import date
-from urllib.parse import urlencode
 
 import httpx
 
@@ -175,7 +174,7 @@ def launch_backfills(
     current = [{"path": key.path} for key in sorted(CURRENT_STATE.keys)]
     chunks = [range_tags(first, last) for first, last in split(start, end, BACKFILL_DAYS_PER_RUN)]
     launched = []
-    request = uuid.uuid4().hex
+    request = uuid.uuid4().hex[:12]  # short enough for the link to fit a line
     url = settings.dagster_url
     with httpx.Client(base_url=url, timeout=60) as client:
         repository = _repository_of(client, url, extract_job.name)
@@ -216,7 +215,7 @@ def _launch(client: httpx.Client, url: str, params: dict) -> str:
 
 def runs_page(url: str, request: str) -> str:
     """The UI's runs page, filtered to one request's runs (the filter its tag links make)."""
-    return f"{url}/runs?" + urlencode({"q[0]": f"tag:{REQUEST_TAG}={request}"})
+    return f"{url}/runs?q[0]=tag:{REQUEST_TAG}={request}"
 
 
 def follow(settings: Settings, launched: list[Launched]) -> State:

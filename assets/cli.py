@@ -302,8 +302,12 @@ def command_backfill(
         launched = launch_backfills(settings, start, end, chosen or None)
         reached = sum(len(pack.accounts) for pack in launched)
         runs = sum(pack.runs for pack in launched)
-        print(f"{start}..{end}: {runs} runs of {len(launched)} packs, {reached} accounts")
-        print(f"follow them at {runs_page(settings.dagster_url, launched[0].request)}")
+        print(
+            f"{start}..{end}: {counted(runs, 'run')} queued for {counted(reached, 'account')} "
+            f"in {counted(len(launched), 'pack')}"
+        )
+        print("follow them in the UI:")
+        print(runs_page(settings.dagster_url, launched[0].request))
         if not wait:
             print("the warehouse_refresh sensor builds the warehouse after the last run")
             return 0
@@ -325,6 +329,11 @@ def command_backfill(
         print(f"adwh: {len(lost)} runs failed: {named}", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+def counted(number: int, thing: str) -> str:
+    """`1 run`, `2 runs`."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 def _clock(timestamp: float | None) -> str:

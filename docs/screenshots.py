@@ -13,6 +13,7 @@ UI fails instead of landing in the docs.
 
 import io
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -96,6 +97,14 @@ def terminal_shot(page: Page, ansi: str, must_show: list[str], name: str) -> Pat
     return path
 
 
+def runs_link(followed: str) -> str:
+    """The link `adwh backfill` prints to the UI's runs page, filtered to its runs."""
+    found = re.search(r"^http://\S+/runs\?\S+$", Text.from_ansi(followed).plain, re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"adwh backfill printed no link to its runs:\n{followed}")
+    return found.group(0)
+
+
 def run_demo(home: Path) -> str:
     """`make demo`'s run, in a terminal."""
     return in_tmux(home, ["demo"])
@@ -175,6 +184,7 @@ def main() -> int:
                     ["runs", "building the warehouse", "warehouse built"],
                     "terminal-backfill",
                 ),
+                capture(page, runs_link(followed), ["extract", "Success"], "runs-of-a-backfill"),
                 capture(page, f"{base}/asset-groups", ["metrics", "marts"], "graph"),
                 capture(
                     page,
