@@ -39,7 +39,13 @@ from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import build_marts, built_by, record_built_by
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import DUCKDB_TYPES, MONEY_SCALE, Kind, Layout, TableSchema
-from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
+from warehouse.spec import (
+    CURRENCY_DIGITS,
+    DEFAULT_CURRENCY_DIGITS,
+    ECONOMICS_AVAILABLE,
+    ECONOMICS_MISSING,
+    ECONOMICS_PENDING,
+)
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 PREVIOUS_FILE = f".{WAREHOUSE_FILE}.previous"
@@ -104,8 +110,8 @@ FUNCTIONS = Path(__file__).parent / "sql" / "functions.sql"
 
 
 def functions_sql() -> str:
-    """The macros the marts call, `currency_digits` written from the spec's table and money
-    from the registry's type."""
+    """The macros the marts call, `currency_digits` and the economics statuses written from
+    the spec, and money from the registry's type."""
     # 0.0001 as an exact decimal: the money type's last digit
     last_digit = (
         f"CAST({Decimal(1).scaleb(-MONEY_SCALE)} AS DECIMAL({MONEY_SCALE + 1}, {MONEY_SCALE}))"
@@ -121,6 +127,9 @@ def functions_sql() -> str:
         .replace("{money_scale}", str(MONEY_SCALE))
         .replace("{money_unit}", str(10**MONEY_SCALE))
         .replace("{money_last_digit}", last_digit)
+        .replace("{economics_available}", ECONOMICS_AVAILABLE)
+        .replace("{economics_pending}", ECONOMICS_PENDING)
+        .replace("{economics_missing}", ECONOMICS_MISSING)
     )
 
 

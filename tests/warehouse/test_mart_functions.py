@@ -23,7 +23,7 @@ from tests.conftest import TODAY
 from warehouse.build import build_warehouse, functions_sql
 from warehouse.lake import Lake
 from warehouse.schemas import CAMPAIGN_METRICS, TABLES
-from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
+from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS, ECONOMICS_STATUSES
 
 ACCOUNT = "acc_" + "0" * 20
 EXTRACTED = datetime(2026, 11, 23, tzinfo=UTC).replace(tzinfo=None)
@@ -120,6 +120,12 @@ def test_currency_digits_are_the_specs_table():
     with functions() as con:
         for code, digits in [*CURRENCY_DIGITS.items(), ("XTS", DEFAULT_CURRENCY_DIGITS)]:
             assert con.sql(f"SELECT currency_digits('{code}')").fetchall() == [(digits,)], code
+
+
+def test_the_economics_statuses_are_the_specs():
+    with functions() as con:
+        named = con.sql("SELECT economics_available(), economics_pending(), economics_missing()")
+        assert named.fetchall() == [ECONOMICS_STATUSES]
 
 
 groups_of_values = st.lists(

@@ -35,6 +35,7 @@ from warehouse.compiled import MartError
 from warehouse.dbt_project import DBT_PROJECT
 from warehouse.lake import Lake, lake_columns
 from warehouse.marts import PROJECT_TABLE
+from warehouse.spec import ECONOMICS_FIELDS
 
 README = Path(__file__).parents[2] / "README.md"
 MODELS = DBT_PROJECT / "models"
@@ -682,6 +683,14 @@ def test_economics_months_say_how_complete_they_are(known):
     assert partial["completeness"] == "partial month" and not partial["whole_month"]
     assert partial["net_sales"] == D("0.00")  # a real zero
     assert (partial["first_day"], partial["last_day"]) == (date(2026, 11, 1), D2)
+
+
+def test_every_field_of_the_economics_block_is_summed_by_month(known):
+    """The mart spells its sums out (its columns' names and order are what analysts query);
+    a field the spec adds to the block must be one of them (`amazon_fees` shown as `fees`)."""
+    columns = set(records(known, "SELECT * FROM mart_product_economics_monthly LIMIT 1")[0])
+    shown = {"amazon_fees": "fees"}
+    assert {shown.get(field, field) for field in ECONOMICS_FIELDS} <= columns
 
 
 def test_clusters_count_a_shared_product_in_full_in_each(known):

@@ -64,3 +64,17 @@ CREATE OR REPLACE MACRO try_money(value) AS try_cast(value AS {money_type});
 
 COMMENT ON MACRO try_money IS
 'A text as money of the warehouse''s type (DECIMAL of the registry''s precision and scale), or NULL when it is not a number.';
+
+-- The values of economics_status (ECONOMICS_STATUSES of warehouse/spec.py, written here when the
+-- file is loaded): the seller economics block reported; not yet, within its 48-72 hour lag;
+-- never, past it.
+CREATE OR REPLACE MACRO economics_available() AS '{economics_available}';
+CREATE OR REPLACE MACRO economics_pending() AS '{economics_pending}';
+CREATE OR REPLACE MACRO economics_missing() AS '{economics_missing}';
+
+COMMENT ON MACRO economics_available IS
+'economics_status of a seller product day whose economics were reported: its amounts count.';
+COMMENT ON MACRO economics_pending IS
+'economics_status of a day whose economics are not reported yet and less than 72 hours old: they may still arrive.';
+COMMENT ON MACRO economics_missing IS
+'economics_status of a day whose economics were never reported: past the lag, they will not come.';
