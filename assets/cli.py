@@ -398,16 +398,16 @@ def command_ui(port: int, verbose: bool) -> NoReturn:
     shows anyway, so the URL is printed here."""
     import os
 
-    from assets.instance import CONFIG_DIR, ui_dagster_home
+    from assets.instance import PROJECT_ROOT, dagster_home
 
     dg = Path(sys.executable).parent / "dg"
     if not dg.exists():
         raise UsageError(f"Dagster's dg is not installed ({dg}): uv sync --group ui")
-    home = ui_dagster_home()
+    home = dagster_home()
     env = {**os.environ, "DAGSTER_HOME": str(home), "VIRTUAL_ENV": sys.prefix}
     level = "info" if verbose else "warning"
     print(f"adwh: the Dagster UI at http://127.0.0.1:{port}, its instance in {home}", flush=True)
-    os.chdir(CONFIG_DIR.parent)  # the project's root: dg reads its pyproject.toml there
+    os.chdir(PROJECT_ROOT)  # dg reads the project's pyproject.toml there
     # Replaced by dg: a signal to this process (Ctrl-C, a supervisor's stop) reaches it.
     os.execve(dg, [str(dg), "dev", "--port", str(port), "--log-level", level], env)
 

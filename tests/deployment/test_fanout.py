@@ -111,7 +111,7 @@ def fetched_alone(run: dg.DagsterRun) -> set[str]:
 
 
 # Through PgBouncer, as deploy/compose.yaml runs it (the kill test below goes direct, as Helm).
-@pytest.mark.slow(seconds=120)
+@pytest.mark.slow(seconds=130)
 @pytest.mark.parametrize("dagster_database", ["pgbouncer"], indirect=True)
 def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_alone(
     tmp_path, dagster_database, monkeypatch
@@ -186,7 +186,7 @@ def retries(instance: dg.DagsterInstance, run_id: str) -> list[dg.DagsterRun]:
     return instance.get_runs(dg.RunsFilter(tags={"dagster/parent_run_id": run_id}))
 
 
-@pytest.mark.slow(seconds=125)
+@pytest.mark.slow(seconds=190)
 def test_a_run_whose_worker_is_killed_is_retried_and_loses_and_duplicates_nothing(
     tmp_path, dagster_database, monkeypatch
 ):

@@ -2,6 +2,7 @@
 still fills the rest of the warehouse, and the warehouse holds what the service served."""
 
 import duckdb
+import pytest
 
 from assets.cli import main
 from sandbox.service import READ_SCOPES, SandboxService
@@ -75,6 +76,7 @@ def test_the_automation_tables_hold_what_the_service_served(home, monkeypatch):
         assert count("SELECT count(DISTINCT workflow) FROM workflow_performance") == 3
 
 
+@pytest.mark.slow(seconds=90)
 def test_the_automation_marts_count_from_optimizing_since_and_add_up(home, monkeypatch):
     monkeypatch.setenv("ADWH_START_DATE", "2026-09-01")  # before some campaigns' takeover
     service = SandboxService("small", TODAY, key=SECRET)

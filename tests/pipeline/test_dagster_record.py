@@ -16,19 +16,18 @@ import pytest
 
 from assets.cli import main
 from assets.definitions import WAREHOUSE_ASSETS, defs
-from assets.instance import CONFIG_DIR, ui_dagster_home
+from assets.instance import CONFIG, dagster_home
 from assets.marts import MANIFEST, MANIFEST_PROJECT
 from assets.resources import WarehouseResource
 from assets.retries import AUTO_RETRY_TAG, WILL_RETRY_TAG
 from tests.conftest import TODAY, copy_of_a_run
 
-CONFIG = CONFIG_DIR / "dagster.yaml"
 SPAN = ("2026-11-18", "2026-11-20")
 
 
 def ui_instance(monkeypatch: pytest.MonkeyPatch) -> dg.DagsterInstance:
     """The instance `adwh ui` (`dg dev`) opens: Dagster's own, from the DAGSTER_HOME it sets."""
-    monkeypatch.setenv("DAGSTER_HOME", str(ui_dagster_home()))
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home()))
     return dg.DagsterInstance.get()
 
 
@@ -53,7 +52,7 @@ def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, monkeypat
         assert latest.status.value == "SUCCEEDED"
         assert materializations(instance, "warehouse_tables")
         assert materializations(instance, "campaigns")[0].asset_materialization.metadata["rows"]
-    assert (ran / "dagster" / "events" / "event_log.db").exists()
+    assert (ran / "dagster" / "history" / "runs.db").exists()  # Dagster's own SQLite storage
     assert (ran / "dagster" / "dagster.yaml").read_text() == CONFIG.read_text()
 
 

@@ -31,7 +31,7 @@ TAMPER = scenarios.tampered("/v1/adgroup-metrics", BROKEN_DAY.isoformat(), {"cur
 WORKFLOWS = {"workflows", "workflow_campaigns", "workflow_performance"}
 
 
-@pytest.mark.slow(seconds=25)
+@pytest.mark.slow(seconds=110)
 def test_what_fails_fails_alone_is_told_and_the_next_daily_run_fills_it(tmp_path):
     run = scenarios.isolated_run(tmp_path / "home", SPAN, PLAN, scenarios.FEW_RETRIES, TAMPER)
 
