@@ -8,8 +8,9 @@ when the user set one, else of `$ADWH_HOME/dagster`, where it writes the project
 configuration (`assets/dagster.yaml`), so `adwh` and `adwh ui` (`dg dev`, started with that
 DAGSTER_HOME) agree whatever `ADWH_HOME` is, and nothing lands in the source tree.
 
-Dagster's SQLite storage costs a run about twice what a pooled, batched subclass of it did
-(bench/SPEED.md, "Issue 46"): that subclass reached into `dagster._core`, and went.
+Dagster's SQLite storage costs a run about half as much again as a pooled, batched subclass
+of it did (bench/SPEED.md, "Issue 46"); that subclass reached into Dagster's private modules,
+and went.
 """
 
 import os
