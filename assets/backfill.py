@@ -50,7 +50,7 @@ REPOSITORIES = """
 
 
 class BackfillError(RuntimeError):
-    """The webserver is unreachable or refused a backfill; the message says which and why."""
+    """The webserver is unreachable or refused a run; the message says which and why."""
 
 
 # The tag every run (and every retry) of one `adwh backfill` carries.
@@ -125,7 +125,7 @@ class State:
     was last built."""
 
     runs: list[Run]
-    expected_runs: int  # the runs the backfills cut, and the retries launched
+    expected_runs: int  # the runs launched, and the retries Dagster launched since
     warehouse_built: float | None
     now: float  # when it was asked (seconds since the epoch, as the runs' end times)
 

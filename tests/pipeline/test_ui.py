@@ -6,6 +6,7 @@ import re
 
 import httpx
 import pytest
+from rich.text import Text
 
 from assets.instance import dagster_dir
 from bench.deployment import local_ui, wait_until
@@ -15,7 +16,6 @@ TICKS = """
     repositoryName: "__repository__", sensorName: "warehouse_refresh"}) {
   ... on Sensor { sensorState { status ticks(limit: 5) { status skipReason } } } } }
 """
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A line of Dagster's log at warning level: `<date> <time> <zone> - <logger> - WARNING - …`.
 LOG_LEVEL = re.compile(r"^\S+ \S+ \S+ - [\w.]+ - WARNING - ")
 JOBS = "{ repositoriesOrError { ... on RepositoryConnection { nodes { jobs { name } } } } }"
@@ -40,7 +40,7 @@ def test_the_ui_runs_on_the_homes_instance_and_says_nothing_while_sensors_skip(h
         }
     assert ticks[0]["status"] == "SKIPPED" and ticks[0]["skipReason"]
     assert {"daily", "extract", "warehouse", "reconcile", "housekeeping"} <= jobs
-    said = [ANSI.sub("", line) for line in log.read_text().splitlines()]
+    said = Text.from_ansi(log.read_text()).plain.splitlines()
     assert said[0] == f"adwh: the Dagster UI at {url}, its instance in {dagster_dir()}", said
     assert said[1] == "All component YAML validated successfully.", said
     # Nothing per tick (the daemon's two INFO lines), nothing contradicting the README. Dagster
