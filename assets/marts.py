@@ -25,7 +25,7 @@ from pipelines.sources import SOURCES
 from warehouse.dbt_project import prepared_manifest
 
 if TYPE_CHECKING:
-    from warehouse.compiled import NodeResult
+    from warehouse.marts import NodeResult
 
 TABLES = [o.schema for s in SOURCES for o in s.outputs]
 OWNERS = ["team:ads-warehouse"]
@@ -105,7 +105,7 @@ def warehouse_marts(
     starts once no run is in progress (`assets/automation.py`)."""
     # The build's code, imported here and not with the definitions (see the module's docstring).
     from warehouse.build import build_warehouse
-    from warehouse.compiled import MartError
+    from warehouse.marts import MartError
 
     destination = warehouse.destination()
     try:
@@ -118,7 +118,12 @@ def warehouse_marts(
     context.log.info(f"lake vacuumed: {built.vacuumed} replaced files removed")
     read = [f"{t.table}: {'all' if t.whole else t.days} days" for t in built.loaded if t.days]
     context.log.info(f"loaded from the lake: {'; '.join(read) or 'nothing changed'}")
-    context.log.info("marts built by dbt" if built.by_dbt else "marts from dbt's compiled SQL")
+    models = [r.name for r in built.results if r.resource_type == "model" and r.status != "kept"]
+    tests = sum(r.resource_type == "test" for r in built.results)
+    context.log.info(
+        f"dbt built {len(models)} models ({', '.join(models) or 'none'}) and ran {tests} tests; "
+        "the other models read the new rows as they are"
+    )
     yield from _reported(context, built.results, columns=built.columns)
 
 

@@ -219,7 +219,7 @@ def run_peer(server: Server, work: Path, days: int, concurrency: int) -> Measure
 @dataclass(frozen=True)
 class Daily:
     """The daily job on a home holding some days: the first run after the backfill (dbt builds
-    the marts: a new warehouse's first builds do), the third (steady: dbt's compiled SQL), the
+    the marts: a new warehouse's first builds do), the third (steady: dbt builds what changed), the
     steady run's pages fetched again (its floor), and its warehouse step (Dagster's record)."""
 
     first: Measured
@@ -301,7 +301,7 @@ def warehouse_builds(home: Path) -> list[str]:
         f"Warehouse step over this lake ({size:,.0f} MiB file): built from nothing "
         f"{full:.1f} s; brought up to date after the last daily run {incremental:.1f} s (the "
         f"previous generation reads the days of the last two builds; "
-        f"{'dbt' if built.by_dbt else 'without dbt'}, models and tests {dbt:.1f} s of node "
+        f"{'dbt' if built.by_dbt else 'nothing for dbt'}, models and tests {dbt:.1f} s of node "
         "time, summed over its threads).",
         "",
     ]

@@ -86,8 +86,8 @@ def _a_daily_change(lake: Lake, schemas: list[TableSchema]) -> None:
 
 
 def steady_step(root: Path) -> Step:
-    """The warehouse step after a daily change, the third time (the first build of the
-    project on a machine runs dbt, which compiles the SQL the other builds run)."""
+    """The warehouse step after a daily change, the third time (the first builds of a new
+    home build every model; the later ones what the change touches)."""
     home, lake = root, Lake(root / "lake")
     schemas = _schemas(home)
     build_warehouse(home, lake, schemas, vacuum=True)

@@ -14,9 +14,8 @@ the current file whole (what every build did) grew with the warehouse: 670 MiB f
 `large`. A copy is still the start when there is no previous generation, or when a reader
 still holds it open (DuckDB's lock says so): that reader keeps its file.
 
-The marts are built by dbt when its project changed since it last built the file, else from
-the SQL dbt compiled for the project, without dbt (`warehouse/compiled.py`); a new file is
-built without dbt too once any build on the machine has compiled the project.
+The marts are then built by dbt, in the file: every model in a file this project never built,
+else what the days read again change (`warehouse/marts.py` plans it).
 """
 
 import contextlib
@@ -31,12 +30,10 @@ from pathlib import Path
 import duckdb
 from filelock import FileLock
 
-from warehouse import compiled
-from warehouse.compiled import NodeResult
-from warehouse.dbt_project import project_digest
+from warehouse.dbt_project import models_in_order
 from warehouse.lake import Lake, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
-from warehouse.marts import build_marts, built_by, record_built_by
+from warehouse.marts import NodeResult, build_marts, plan
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import DUCKDB_TYPES, MONEY_SCALE, Kind, Layout, TableSchema
 from warehouse.spec import (
@@ -135,9 +132,8 @@ def functions_sql() -> str:
 
 @dataclass(frozen=True)
 class Built:
-    """What a build did: each table's load, its models' and tests' results, whether dbt
-    built them (else their SQL as dbt compiled it was run without dbt), and the lake files its
-    vacuum removed."""
+    """What a build did: each table's load, its models' and tests' results (a model dbt did
+    not need to build is `kept`), whether dbt ran, and the lake files its vacuum removed."""
 
     loaded: list[Loaded]
     results: list[NodeResult]
@@ -175,44 +171,41 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
         _start_from_a_generation(home, target, building)
         log = SchemaLog(home)
         schemas = [log.schema(schema) for schema in tables]  # with the columns added since
-        digest = project_digest()
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             names = lake_tables(lake, schemas)
             changes, vacuumed = lake.snapshots(names, vacuum, held_versions(con))
             loaded = refresh(con, lake, schemas, changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
-            nodes = compiled.kept(digest)
-            # A file without models is built without dbt when the project's SQL is compiled;
-            # one another project built (or none we know of) is dbt's to rebuild.
-            project = built_by(con)
-            new = project is None and not compiled.held_models(con, nodes or [])
-            by_dbt = nodes is None or not (project == digest or new)
-            if not by_dbt:
-                # A table read again whole may have other columns: its views are made again.
-                anew = new or any(table.whole for table in loaded)
-                since = compiled.EVERY_ROW if new else compiled.first_day_read_again(con)
-                compiled.set_tested_since(con, since)
-                results = compiled.run(con, nodes, anew)
-                if new:
-                    record_built_by(con, digest)
-                columns = _columns(con)
-                wasteful = _wasteful(con, building)
-        if by_dbt:
-            results = build_marts(building, artifacts)
-            with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
-                columns = _columns(con)
-                wasteful = _wasteful(con, building)
+            planned = plan(con, [table.table for table in loaded if table.whole])
+        built = [] if planned is None else build_marts(building, artifacts, planned)
+        results = in_order(built)
+        with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
+            columns = _columns(con)
+            wasteful = _wasteful(con, building)
         if wasteful:
             _compact(building)
         _swap_in(home, target, building)
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return Built(loaded, results, by_dbt, vacuumed, columns)
+        return Built(loaded, results, planned is not None, vacuumed, columns)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)
+
+
+def in_order(built: list[NodeResult]) -> list[NodeResult]:
+    """Every model, each after the models it reads, as dbt built it or `kept` (one it had no
+    need to build reads the new rows as it is), then the tests dbt ran."""
+    models = {r.name: r for r in built if r.resource_type == "model"}
+    return [
+        *(
+            models.get(name) or NodeResult(name, "model", None, "kept", 0.0)
+            for name in models_in_order()
+        ),
+        *(r for r in built if r.resource_type != "model"),
+    ]
 
 
 def lake_tables(lake: Lake, tables: list[TableSchema]) -> list[str]:

@@ -6,9 +6,11 @@ when the manifest must be parsed again (a fresh clone, an edited model).
 """
 
 import hashlib
+from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+import orjson
 from filelock import FileLock
 
 DBT_PROJECT = Path(__file__).parent / "dbt"
@@ -58,3 +60,20 @@ def invoke(args: list[str], manifest: Any | None = None) -> Any:
     return dbtRunner(manifest).invoke(
         [*args, "--project-dir", str(DBT_PROJECT), "--profiles-dir", str(DBT_PROJECT), "--quiet"]
     )
+
+
+def node_names(resource_type: str) -> list[str]:
+    """The names of the project's models, or tests…, from its manifest."""
+    return sorted(node["name"] for node in _nodes() if node["resource_type"] == resource_type)
+
+
+def models_in_order() -> list[str]:
+    """The project's models, each after the models it reads: the order in which a
+    multi-asset must report them to Dagster."""
+    models = {node["unique_id"]: node for node in _nodes() if node["resource_type"] == "model"}
+    reads = {key: set(node["depends_on"]["nodes"]) & models.keys() for key, node in models.items()}
+    return [models[key]["name"] for key in TopologicalSorter(reads).static_order()]
+
+
+def _nodes() -> list[dict[str, Any]]:
+    return list(orjson.loads(prepared_manifest().read_bytes())["nodes"].values())

@@ -1,4 +1,4 @@
-"""The analysts' marts: dbt models (`warehouse/dbt`), built in the DuckDB file being built.
+"""The analysts' marts: dbt models (`warehouse/dbt`), built by dbt in the DuckDB file being built.
 
 dbt runs in process (`dbtRunner`): a run pays for parsing, building and testing the models,
 not for a second Python and a `dbt --version` (measured on one warehouse: 12.8 s through
@@ -6,27 +6,106 @@ dagster-dbt's subprocess, 4.0 s of it `dbt --version`; 6.3 s in process). Dagste
 same project's manifest for the assets and checks (`assets/marts.py`). The models are built
 in the new file before it is swapped in, never in the file analysts hold open.
 
-Incremental models (`int_product_daily`) recompute only the days the build read again. Their
-rows of other days were computed by the project as it was then: a build whose project differs
-from the one that built the file (`_dbt_project`) recomputes them all (dbt's --full-refresh).
-
-dbt runs only when a build needs it (`warehouse/build.py` decides); its compiled SQL, kept
-here, serves the other builds of the same project (`warehouse/compiled.py`).
+What a build asks of dbt follows from what the file holds (`plan`), through dbt's own node
+selection:
+- a file no build of this project wrote (a new one, or one built by the project as it was
+  before a model changed): every model built and every row tested, `--full-refresh` (an
+  incremental model's rows of other days were computed by the other project);
+- a file this project built: the incremental models over a table the build read again
+  recompute those days (`int_product_daily`'s pre-hook deletes them), the views over a table
+  read again whole are made again (its columns may have changed), and every test reads the
+  rows of the days read again (`macros/tested_rows.sql`). The other views read the new rows as
+  they are: dbt would rebuild them identically, so they are kept;
+- nothing read again: dbt has nothing to do, and is not run.
 """
 
 import functools
 import json
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import duckdb
 from filelock import FileLock
 
-from warehouse import compiled
-from warehouse.compiled import EVERY_ROW, MartError, NodeResult
 from warehouse.dbt_project import TARGET, invoke, project_digest
 
 PROJECT_TABLE = "_dbt_project"
+# The first day the tests read: `macros/tested_rows.sql`.
+TESTED_SINCE = "adwh_tested_since"
+EVERY_ROW = date(1, 1, 1)
+# The pipeline's tables, as the dbt project names them (`models/sources.yml`).
+SOURCE = "lake"
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """A model built or a test run by dbt, or a model dbt had no need to build (`kept`): what
+    Dagster reports. `status` is dbt's (success, pass, fail, error …) or `kept`."""
+
+    name: str
+    resource_type: str
+    model: str | None  # the model a test checks
+    status: str
+    seconds: float
+    failures: int = 0
+    message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status in {"error", "fail"}
+
+
+class MartError(RuntimeError):
+    """A mart failed to build or a mart test failed: the old warehouse stays in place. Carries
+    every result of the build, so the failed tests can still be reported."""
+
+    def __init__(self, message: str, results: list[NodeResult]) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What dbt builds in a file: the nodes `select`ed (dbt's selection syntax; none: every
+    node), with `--full-refresh` or not, its tests reading the rows from `tested_since` on."""
+
+    select: tuple[str, ...]
+    full_refresh: bool
+    tested_since: date
+
+
+def plan(con: duckdb.DuckDBPyConnection, read_whole: list[str]) -> Plan | None:
+    """What dbt must build in the file `con` holds, after a load that read the tables
+    `read_whole` whole and others by day (`_lake_reloads`); None when nothing needs dbt."""
+    if built_by(con) != project_digest():
+        return Plan((), full_refresh=True, tested_since=EVERY_ROW)
+    since = first_day_read_again(con)
+    if since is None:
+        return None
+    read = con.execute("SELECT DISTINCT table_name FROM _lake_reloads").fetchall()
+    select = [
+        "resource_type:test",
+        *(f"source:{SOURCE}.{table}+,config.materialized:incremental" for (table,) in sorted(read)),
+        *(f"source:{SOURCE}.{table}+" for table in sorted(read_whole)),
+    ]
+    return Plan(tuple(select), full_refresh=False, tested_since=since)
+
+
+def first_day_read_again(con: duckdb.DuckDBPyConnection) -> date | None:
+    """The first day this build read again from the lake (`_lake_reloads`): EVERY_ROW when a
+    table was read whole, None when nothing was."""
+    return con.execute(
+        f"SELECT CASE WHEN bool_or(date IS NULL) THEN DATE '{EVERY_ROW.isoformat()}' "
+        "ELSE min(date) END FROM _lake_reloads"
+    ).fetchone()[0]
+
+
+def set_tested_since(con: duckdb.DuckDBPyConnection, since: date) -> None:
+    """The first day the marts' tests read: a constant macro, which DuckDB inlines and pushes
+    into the tables' scans."""
+    con.execute(f"CREATE OR REPLACE MACRO {TESTED_SINCE}() AS DATE '{since.isoformat()}'")
 
 
 def built_by(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -39,10 +118,6 @@ def built_by(con: duckdb.DuckDBPyConnection) -> str | None:
 def record_built_by(con: duckdb.DuckDBPyConnection, digest: str) -> None:
     con.execute(f"DELETE FROM {PROJECT_TABLE}")
     con.execute(f"INSERT INTO {PROJECT_TABLE} VALUES (?)", [digest])
-
-
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
 def _parsed_project(digest: str, catalog: str) -> Any | None:
@@ -70,11 +145,10 @@ def _parse(digest: str) -> Any | None:
     return outcome.result if outcome.success else None
 
 
-def build_marts(building: Path, artifacts: Path) -> list[NodeResult]:
-    """Build and test every model in the DuckDB file `building` with dbt, every row tested;
-    dbt's artifacts and log go to `artifacts`. Returns the node results; raises MartError
-    naming what failed. Keeps dbt's compiled SQL with the project when builds without dbt can
-    run it (`warehouse/compiled.py`).
+def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResult]:
+    """Build and test with dbt the models of `planned` in the DuckDB file `building`; dbt's
+    artifacts and log go to `artifacts`. Returns the node results; raises MartError naming
+    what failed.
 
     Both paths are made absolute: dbt reads a relative one against its project folder, and
     `ADWH_HOME` is relative by default (`data`)."""
@@ -82,34 +156,23 @@ def build_marts(building: Path, artifacts: Path) -> list[NodeResult]:
     artifacts.mkdir(parents=True, exist_ok=True)
     digest = project_digest()
     with duckdb.connect(str(building)) as con:
-        full_refresh = built_by(con) != digest
-        before = _tables(con)
-        compiled.set_tested_since(con, EVERY_ROW)
+        set_tested_since(con, planned.tested_since)
         (catalog,) = con.execute("SELECT current_database()").fetchone()
-    project = _parsed_project(digest, catalog)
     build = ["build", *_arguments(building, artifacts)]
-    if full_refresh:
+    if planned.full_refresh:
         build.append("--full-refresh")
-    incremental_sql: dict[str, str] = {}
+    if planned.select:
+        build += ["--select", *planned.select]
     # dbt-duckdb closes the file as each invocation ends (`keep_open: false`, profiles.yml)
-    outcome = invoke(build, project)
-    ran = list(outcome.result or [])
-    results = [_result(result) for result in ran]
+    outcome = invoke(build, _parsed_project(digest, catalog))
+    results = [_result(result) for result in outcome.result or []]
     failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
-    if outcome.exception is None and not failed:
-        incremental = {
-            r.node.unique_id: r.node for r in ran if r.node.config.materialized == "incremental"
-        }
-        if not full_refresh and {n.name for n in incremental.values()} <= before:
-            incremental_sql = {key: node.compiled_code for key, node in incremental.items()}
-        elif incremental:  # it created them: compiled again now that they exist
-            incremental_sql = _compiled_incrementally(building, artifacts, project, incremental)
     if outcome.exception is not None or failed:
         reason = outcome.exception or "; ".join(failed)
         raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
-    with duckdb.connect(str(building)) as con:
-        record_built_by(con, digest)
-    compiled.keep(digest, compiled.replayable((r.node for r in ran), incremental_sql))
+    if planned.full_refresh:
+        with duckdb.connect(str(building)) as con:
+            record_built_by(con, digest)
     return results
 
 
@@ -122,21 +185,6 @@ def _arguments(building: Path, artifacts: Path) -> list[str]:
         *("--vars", json.dumps({"warehouse_file": str(building)}), "--no-write-json"),
         *("--target-path", str(artifacts), "--log-path", str(artifacts)),
     ]
-
-
-def _compiled_incrementally(
-    building: Path, artifacts: Path, project: Any | None, models: dict[str, Any]
-) -> dict[str, str]:
-    """The incremental SELECT of `models`, which the build just created (dbt compiles
-    `is_incremental()` true once the relation exists): what a later build runs without dbt."""
-    names = [node.name for node in models.values()]
-    # `--log-level none`: `compile --select` prints the SQL it compiled (dbt.log keeps it all).
-    quiet = ["--log-level", "none"]
-    outcome = invoke(
-        ["compile", *_arguments(building, artifacts), "--select", *names, *quiet], project
-    )
-    nodes = [result.node for result in outcome.result or [] if result.node.unique_id in models]
-    return {node.unique_id: node.compiled_code for node in nodes}
 
 
 def _result(result: Any) -> NodeResult:

@@ -31,10 +31,9 @@ from sandbox.periods import period_start, periods
 from tests.conftest import TODAY, direct
 from warehouse import schemas as s
 from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
-from warehouse.compiled import MartError
 from warehouse.dbt_project import DBT_PROJECT
 from warehouse.lake import Lake, lake_columns
-from warehouse.marts import PROJECT_TABLE
+from warehouse.marts import PROJECT_TABLE, MartError
 from warehouse.spec import ECONOMICS_FIELDS
 
 README = Path(__file__).parents[2] / "README.md"

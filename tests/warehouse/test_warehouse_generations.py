@@ -1,6 +1,6 @@
-"""A build writes the generation of the file before the current one and swaps it in, and builds
-the marts without dbt while dbt's project is unchanged: the warehouse it gives equals a build
-from nothing, a failing test still keeps the old file, readers keep what they opened."""
+"""A build writes the generation of the file before the current one and swaps it in, and has dbt
+build what the days it read again change: the warehouse it gives equals a build from nothing, a
+failing test still keeps the old file, readers keep what they opened."""
 
 import os
 import shutil
@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import duckdb
+import orjson
 import pytest
 
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
@@ -23,8 +24,9 @@ from warehouse.build import (
     WAREHOUSE_FILE,
     build_warehouse,
 )
-from warehouse.compiled import MartError
+from warehouse.dbt_project import models_in_order, node_names, prepared_manifest
 from warehouse.lake import Lake
+from warehouse.marts import MartError
 from warehouse.schemas import TABLES
 
 ACCOUNTS = ("a", "b")
@@ -34,8 +36,7 @@ NEXT_DAYS = days(3, D1 + timedelta(5))
 @pytest.fixture(scope="module")
 def built_twice(tmp_path_factory) -> Path:
     """A lake of five days and a home built twice: both generations of the file hold the
-    models, and the project's compiled SQL is kept (by the first dbt build on the machine),
-    so the next builds run without dbt."""
+    models this project built, so the next builds build what changed."""
     root = tmp_path_factory.mktemp("generations")
     lake, home = Lake(root / "lake"), root / "home"
     home.mkdir()
@@ -68,36 +69,43 @@ def in_every_generation(home: Path, sql: str) -> None:
             con.execute(sql)
 
 
-BUILD_AND_LIST_DBT = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from warehouse.build import build_warehouse
-    from warehouse.lake import Lake
-    from warehouse.schemas import TABLES
-    home, lake = map(Path, sys.argv[1:3])
-    built = build_warehouse(home, Lake(lake), TABLES.values())
-    print(built.by_dbt, sorted(m for m in sys.modules if m == "dbt" or m.startswith("dbt.")))
-    """
-)
-
-
-def test_an_unchanged_project_builds_the_marts_without_dbt_equal_to_a_build_from_nothing(
-    root, tmp_path
-):
+def test_a_build_of_what_changed_equals_a_build_from_nothing(root, tmp_path):
+    """Day after day, dbt builds what the days read again change (no model over
+    campaign_metrics is incremental: every view is kept) and runs every test."""
     for day in NEXT_DAYS:
         a_day(root, day)
-        done = subprocess.run(
-            [sys.executable, "-c", BUILD_AND_LIST_DBT, str(root / "home"), str(root / "lake")],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        assert done.stdout.split() == ["False", "[]"], done.stderr
+        built = build(root)
+        assert built.by_dbt
+        models = [r for r in built.results if r.resource_type == "model"]
+        assert [r.name for r in models] == models_in_order()
+        assert {r.status for r in models} == {"kept"}
+        tests = [r for r in built.results if r.resource_type == "test"]
+        assert len(tests) == len(node_names("test")) and all(r.status == "pass" for r in tests)
         assert contents(root / "home") == from_nothing(Lake(root / "lake"), tmp_path)
     with duckdb.connect(str(root / "home" / WAREHOUSE_FILE), read_only=True) as con:
         got = con.sql("SELECT sum(clicks) FROM mart_account_daily WHERE account_id = 'a'")
         assert got.fetchall() == [(2 * (2 + 4 * 1 + 3 * 3),)]  # two currencies a day
+
+
+def test_each_model_comes_after_the_models_it_reads():
+    """The order a multi-asset must report its assets in (Dagster refuses another)."""
+    order = models_in_order()
+    assert sorted(order) == node_names("model")
+    nodes = orjson.loads(prepared_manifest().read_bytes())["nodes"].values()
+    for node in (n for n in nodes if n["resource_type"] == "model"):
+        for parent in node["depends_on"]["nodes"]:
+            if parent.startswith("model."):
+                assert order.index(parent.split(".")[-1]) < order.index(node["name"])
+    assert order.index("int_product_daily") < order.index("mart_product_daily")
+
+
+def test_a_build_that_read_nothing_again_runs_no_dbt(root):
+    """The second build since the last change (the first brings the previous generation up)."""
+    build(root)
+    built = build(root)
+    assert not built.by_dbt and not any(table.days or table.whole for table in built.loaded)
+    assert {r.status for r in built.results} == {"kept"}
+    assert [r.name for r in built.results] == models_in_order()
 
 
 def catalog(home: Path) -> list[tuple]:
@@ -112,28 +120,18 @@ def catalog(home: Path) -> list[tuple]:
         ).fetchall()
 
 
-def test_a_new_warehouse_is_built_without_dbt_from_the_projects_sql_as_dbt_builds_it(
-    root, tmp_path
-):
-    """A build by dbt (the file marked as another project's: every model built again) keeps
-    the project's SQL: a new home's first build runs it, imports no dbt, and gives the same
-    tables, views, columns, types, comments and rows."""
-    as_another_projects(root / "home")
-    assert build(root).by_dbt
+def test_a_build_of_what_changed_keeps_dbts_catalog(root, tmp_path):
+    """The views it kept still carry the comments dbt's persist_docs wrote: the tables, views,
+    columns, types and comments are those of a build from nothing."""
+    a_day(root, NEXT_DAYS[0])
+    build(root)
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", BUILD_AND_LIST_DBT, str(fresh), str(root / "lake")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.split() == ["False", "[]"], done.stderr
+    build_warehouse(fresh, Lake(root / "lake"), TABLES.values())
     assert catalog(fresh) == catalog(root / "home")
-    assert contents(fresh) == contents(root / "home")
 
 
-def test_a_failing_test_without_dbt_keeps_the_warehouse_and_names_the_test(root):
+def test_a_failing_test_of_what_changed_keeps_the_warehouse_and_names_the_test(root):
     before = (root / "home" / WAREHOUSE_FILE).read_bytes()
     a_row_without_account(root)  # in the lake at `root / "lake"`
     with pytest.raises(MartError, match="not_null_mart_account_daily_account_id: fail") as failed:
@@ -145,14 +143,14 @@ def test_a_failing_test_without_dbt_keeps_the_warehouse_and_names_the_test(root)
     assert not list((root / "home").glob(f"{WAREHOUSE_FILE}.building-*"))
 
 
-def test_tests_without_dbt_read_the_days_read_again_and_dbt_reads_every_day(root):
+def test_tests_of_what_changed_read_the_days_read_again_and_a_full_build_every_day(root):
     """A broken row on a day before any the build read again (D1: the builds read the third day
-    and the next) is not the quick build's to find; the next build by dbt (its project
+    and the next) is not a daily build's to find; the next build of every model (its project
     changed) tests every row and finds it."""
     home = root / "home"
     in_every_generation(home, f"UPDATE campaign_metrics SET account_id = NULL WHERE date = '{D1}'")
     a_day(root, NEXT_DAYS[0])
-    assert not build(root).by_dbt
+    build(root)
     as_another_projects(home)
     with pytest.raises(MartError, match=r"dbt build.*not_null_mart_account_daily_account_id"):
         build(root)
@@ -242,7 +240,7 @@ def test_a_warehouse_in_duckdbs_newest_format_is_written_anew_in_the_older_one(
     else:
         (home / PREVIOUS_FILE).unlink()
     a_day(root, NEXT_DAYS[0])
-    assert not build(root).by_dbt  # written anew, from the project's compiled SQL
+    build(root)  # written anew
     assert storage_tag(home / WAREHOUSE_FILE) == STORAGE_TAG
     assert contents(home) == from_nothing(Lake(root / "lake"), tmp_path)
 

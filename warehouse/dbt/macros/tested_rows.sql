@@ -1,6 +1,6 @@
 {#- dbt's hook for a test's `where` (overridden here): a test whose `where` is 'tested_rows'
-    reads only its model's rows from `adwh_tested_since()` on. A build with dbt sets that macro
-    to the first date (every row is tested); a quick build without dbt (warehouse/compiled.py)
+    reads only its model's rows from `adwh_tested_since()` on. A build of every model sets that
+    macro to the first date (every row is tested), a build of what changed (warehouse/marts.py)
     to the first day it read again from the lake, so a daily build tests the days it changed,
     not the years held. DuckDB inlines the macro as a constant and pushes the filter into the
     tables' scans (a subquery in its place is not pushed: the whole mart is computed).

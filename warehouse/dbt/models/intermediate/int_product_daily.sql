@@ -5,13 +5,10 @@
 -- table read again, or a change to this project, recomputes it all: warehouse/marts.py).
 {% set sources = ['seller_product_metrics', 'product_ad_metrics'] %}
 {% set grain = 'account_id, product, date, currency' %}
-{#- The rows a build recomputes, in meta too: a quick build without dbt deletes them and appends
-    this model's incremental SELECT as dbt compiled it (warehouse/compiled.py). -#}
 {% set recomputed = reloaded_days(sources) %}
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
-    meta={'recomputes': recomputed},
     pre_hook="{% if is_incremental() %}DELETE FROM {{ this }} WHERE " ~ recomputed ~ "{% endif %}",
 ) }}
 WITH seller AS (
