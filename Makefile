@@ -36,7 +36,8 @@ lint: $(BIN)/pytest
 	$(BIN)/ruff format --check .
 
 # Three workers on this 2-core machine: the end-to-end tests spend much of their time waiting on
-# daemons, sensors and polls (measured: 2 workers 11.8 min, 3 workers 9.8 min; 1 worker 15 min).
+# daemons, sensors and polls (measured when the suite took 10-15 min: 2 workers 11.8 min,
+# 3 workers 9.8, 1 worker 15). It takes longer now: bench/SPEED.md, "Issue 46".
 # Worksteal: a worker done with its share takes queued tests from the other's.
 TEST_WORKERS ?= 3
 test: lint

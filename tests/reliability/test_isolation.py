@@ -31,6 +31,7 @@ TAMPER = scenarios.tampered("/v1/adgroup-metrics", BROKEN_DAY.isoformat(), {"cur
 WORKFLOWS = {"workflows", "workflow_campaigns", "workflow_performance"}
 
 
+@pytest.mark.timeout(600)  # 110-330 s in the loaded suite: past the default 300 s on a slow day
 @pytest.mark.slow(seconds=110)
 def test_what_fails_fails_alone_is_told_and_the_next_daily_run_fills_it(tmp_path):
     run = scenarios.isolated_run(tmp_path / "home", SPAN, PLAN, scenarios.FEW_RETRIES, TAMPER)

@@ -52,7 +52,7 @@ def test_a_column_the_service_adds_is_merged_on_s3(s3_lake):
     assert current(lake)["video_views"].to_list() == [None] * 4 + [3, 3]
 
 
-@pytest.mark.timeout(600)  # 166 s in the loaded suite: S3 through moto, from another process
+@pytest.mark.timeout(900)  # 166-439 s in the loaded suite: S3 through moto, another process
 @pytest.mark.slow(seconds=160)
 def test_a_run_with_its_lake_and_raw_pages_on_s3_builds_and_rebuilds_from_them(
     home, embedded, s3_lake, monkeypatch
