@@ -30,7 +30,7 @@ from pathlib import Path
 import duckdb
 from filelock import FileLock
 
-from warehouse.dbt_project import models_in_order
+from warehouse.dbt_project import models_in_order, project_digest
 from warehouse.lake import Lake, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import NodeResult, build_marts, plan
@@ -177,9 +177,10 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
             loaded = refresh(con, lake, schemas, changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
-            planned = plan(con, [table.table for table in loaded if table.whole])
+            digest = project_digest()
+            planned = plan(con, [table.table for table in loaded if table.whole], digest)
         built = [] if planned is None else build_marts(building, artifacts, planned)
-        results = in_order(built)
+        results = in_order(built, models_in_order(digest))
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             columns = _columns(con)
             wasteful = _wasteful(con, building)
@@ -195,15 +196,12 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
         Path(f"{building}.wal").unlink(missing_ok=True)
 
 
-def in_order(built: list[NodeResult]) -> list[NodeResult]:
-    """Every model, each after the models it reads, as dbt built it or `kept` (one it had no
-    need to build reads the new rows as it is), then the tests dbt ran."""
-    models = {r.name: r for r in built if r.resource_type == "model"}
+def in_order(built: list[NodeResult], models: Iterable[str]) -> list[NodeResult]:
+    """Every one of `models` (each after the models it reads), as dbt built it or kept, then
+    the tests dbt ran."""
+    by_name = {r.name: r for r in built if r.resource_type == "model"}
     return [
-        *(
-            models.get(name) or NodeResult(name, "model", None, "kept", 0.0)
-            for name in models_in_order()
-        ),
+        *(by_name.get(name) or NodeResult.kept(name) for name in models),
         *(r for r in built if r.resource_type != "model"),
     ]
 

@@ -5,6 +5,7 @@ run process, extraction runs included: this module imports neither dbt nor DuckD
 when the manifest must be parsed again (a fresh clone, an edited model).
 """
 
+import functools
 import hashlib
 from graphlib import TopologicalSorter
 from pathlib import Path
@@ -62,18 +63,16 @@ def invoke(args: list[str], manifest: Any | None = None) -> Any:
     )
 
 
-def node_names(resource_type: str) -> list[str]:
-    """The names of the project's models, or tests…, from its manifest."""
-    return sorted(node["name"] for node in _nodes() if node["resource_type"] == resource_type)
-
-
-def models_in_order() -> list[str]:
-    """The project's models, each after the models it reads: the order in which a
-    multi-asset must report them to Dagster."""
-    models = {node["unique_id"]: node for node in _nodes() if node["resource_type"] == "model"}
-    reads = {key: set(node["depends_on"]["nodes"]) & models.keys() for key, node in models.items()}
-    return [models[key]["name"] for key in TopologicalSorter(reads).static_order()]
-
-
-def _nodes() -> list[dict[str, Any]]:
-    return list(orjson.loads(prepared_manifest().read_bytes())["nodes"].values())
+@functools.cache
+def models_in_order(digest: str) -> tuple[str, ...]:
+    """The models of the project whose files have `digest` (`project_digest`), each after the
+    models it reads: the order in which a multi-asset must report them to Dagster. Read from
+    the manifest once per process and project; the same order in every process (independent
+    models by name)."""
+    nodes = orjson.loads(prepared_manifest().read_bytes())["nodes"].values()
+    models = {node["unique_id"]: node for node in nodes if node["resource_type"] == "model"}
+    reads = {
+        key: sorted(set(models[key]["depends_on"]["nodes"]) & models.keys())
+        for key in sorted(models)
+    }
+    return tuple(models[key]["name"] for key in TopologicalSorter(reads).static_order())

@@ -29,7 +29,7 @@ from typing import Any
 import duckdb
 from filelock import FileLock
 
-from warehouse.dbt_project import TARGET, invoke, project_digest
+from warehouse.dbt_project import TARGET, invoke
 
 PROJECT_TABLE = "_dbt_project"
 # The first day the tests read: `macros/tested_rows.sql`.
@@ -56,6 +56,11 @@ class NodeResult:
     def failed(self) -> bool:
         return self.status in {"error", "fail"}
 
+    @classmethod
+    def kept(cls, model: str) -> "NodeResult":
+        """A model dbt had no need to build: it reads the new rows as it is."""
+        return cls(model, "model", None, "kept", 0.0)
+
 
 class MartError(RuntimeError):
     """A mart failed to build or a mart test failed: the old warehouse stays in place. Carries
@@ -68,19 +73,22 @@ class MartError(RuntimeError):
 
 @dataclass(frozen=True)
 class Plan:
-    """What dbt builds in a file: the nodes `select`ed (dbt's selection syntax; none: every
-    node), with `--full-refresh` or not, its tests reading the rows from `tested_since` on."""
+    """What dbt builds in a file with the project whose files have `digest`: the nodes
+    `select`ed (dbt's selection syntax; none: every node), with `--full-refresh` or not, its
+    tests reading the rows from `tested_since` on."""
 
+    digest: str
     select: tuple[str, ...]
     full_refresh: bool
     tested_since: date
 
 
-def plan(con: duckdb.DuckDBPyConnection, read_whole: list[str]) -> Plan | None:
-    """What dbt must build in the file `con` holds, after a load that read the tables
-    `read_whole` whole and others by day (`_lake_reloads`); None when nothing needs dbt."""
-    if built_by(con) != project_digest():
-        return Plan((), full_refresh=True, tested_since=EVERY_ROW)
+def plan(con: duckdb.DuckDBPyConnection, read_whole: list[str], digest: str) -> Plan | None:
+    """What dbt must build with the project of `digest` (`project_digest`) in the file `con`
+    holds, after a load that read the tables `read_whole` whole and others by day
+    (`_lake_reloads`); None when nothing needs dbt."""
+    if built_by(con) != digest:
+        return Plan(digest, (), full_refresh=True, tested_since=EVERY_ROW)
     since = first_day_read_again(con)
     if since is None:
         return None
@@ -90,7 +98,7 @@ def plan(con: duckdb.DuckDBPyConnection, read_whole: list[str]) -> Plan | None:
         *(f"source:{SOURCE}.{table}+,config.materialized:incremental" for (table,) in sorted(read)),
         *(f"source:{SOURCE}.{table}+" for table in sorted(read_whole)),
     ]
-    return Plan(tuple(select), full_refresh=False, tested_since=since)
+    return Plan(digest, tuple(select), full_refresh=False, tested_since=since)
 
 
 def first_day_read_again(con: duckdb.DuckDBPyConnection) -> date | None:
@@ -154,7 +162,6 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
     `ADWH_HOME` is relative by default (`data`)."""
     building, artifacts = building.resolve(), artifacts.resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
-    digest = project_digest()
     with duckdb.connect(str(building)) as con:
         set_tested_since(con, planned.tested_since)
         (catalog,) = con.execute("SELECT current_database()").fetchone()
@@ -164,7 +171,7 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
     if planned.select:
         build += ["--select", *planned.select]
     # dbt-duckdb closes the file as each invocation ends (`keep_open: false`, profiles.yml)
-    outcome = invoke(build, _parsed_project(digest, catalog))
+    outcome = invoke(build, _parsed_project(planned.digest, catalog))
     results = [_result(result) for result in outcome.result or []]
     failed = [f"{r.name}: {r.status} ({r.message})" for r in results if r.failed]
     if outcome.exception is not None or failed:
@@ -172,7 +179,7 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
         raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
     if planned.full_refresh:
         with duckdb.connect(str(building)) as con:
-            record_built_by(con, digest)
+            record_built_by(con, planned.digest)
     return results
 
 
