@@ -51,9 +51,11 @@ bench: $(BIN)/adwh
 	$(UV) sync --frozen --python $(PYTHON) --group bench
 	$(BIN)/python -m bench
 
-# How the fan-out scales through deploy/'s instance (needs PostgreSQL on 127.0.0.1:5432): an agency
-# of 50 accounts, 30 days, 1, 2 and 4 runs at once; writes bench/SCALE.md.
+# An agency of 1,000 accounts through deploy/'s instance (needs PostgreSQL on 127.0.0.1:5432, and
+# Debian's chromium for the UI's load times): a 30-day backfill, then the daily job, each beside
+# the fetch floor of its pages; writes bench/SCALE.md. SCALE_ACCOUNTS=50 for a quick look.
 bench-scale: $(BIN)/adwh
+	$(UV) sync --frozen --python $(PYTHON) --group bench --group docs
 	$(BIN)/python -m bench.scale
 
 # Long fault runs, many seeds and kills; rewrites RELIABILITY.md with what was injected and lost.

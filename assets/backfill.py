@@ -21,9 +21,12 @@ query finds them all.
 
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 
+import dagster as dg
 import httpx
 
 from assets.partitions import BACKFILL_DAYS_PER_RUN, range_tags
@@ -168,29 +171,41 @@ def launch_backfills(
     """Per pack of accounts (all the key reaches unless `accounts` are given), the `extract`
     job's dated tables over [start, end] in runs of at most 31 days (the backfill policy's cut),
     and one run of its current-state tables, all under one request tag."""
-    from assets.definitions import CURRENT_STATE, DATED, extract_job
+    from assets.definitions import CURRENT_STATE, DATED
 
-    dated = [{"path": key.path} for key in sorted(DATED.keys)]
-    current = [{"path": key.path} for key in sorted(CURRENT_STATE.keys)]
+    dated = sorted(DATED.keys)
+    current = sorted(CURRENT_STATE.keys)
     chunks = [range_tags(first, last) for first, last in split(start, end, BACKFILL_DAYS_PER_RUN)]
     launched = []
     request = uuid.uuid4().hex[:12]  # short enough for the link to fit a line
+    with extract_runs(settings) as launch:
+        for tags in pack_runs(settings, (end - start).days + 1, accounts):
+            tags = {**tags, REQUEST_TAG: request}
+            run_ids = [launch({**tags, **chunk}, dated) for chunk in chunks]
+            run_ids.append(launch(tags, current))
+            packed = tuple(tags[ACCOUNTS_TAG].split(","))
+            launched.append(Launched(packed, tuple(run_ids), request))
+    return launched
+
+
+@contextmanager
+def extract_runs(settings: Settings) -> Iterator[Callable[..., str]]:
+    """`launch(tags, assets=None)`: a run of the `extract` job (of `assets` only, when given)
+    with `tags`, through the webserver at `settings.dagster_url`; its run id."""
+    from assets.definitions import extract_job
+
     url = settings.dagster_url
     with httpx.Client(base_url=url, timeout=60) as client:
         repository = _repository_of(client, url, extract_job.name)
 
-        def launch(selection: list[dict], tags: dict[str, str]) -> str:
-            job = {**repository, "jobName": extract_job.name, "assetSelection": selection}
+        def launch(tags: dict[str, str], assets: list[dg.AssetKey] | None = None) -> str:
+            job = {**repository, "jobName": extract_job.name}
+            if assets is not None:
+                job["assetSelection"] = [{"path": key.path} for key in assets]
             tagged = [{"key": k, "value": v} for k, v in tags.items()]
             return _launch(client, url, {"selector": job, "executionMetadata": {"tags": tagged}})
 
-        for tags in pack_runs(settings, (end - start).days + 1, accounts):
-            tags = {**tags, REQUEST_TAG: request}
-            run_ids = [launch(dated, {**tags, **chunk}) for chunk in chunks]
-            run_ids.append(launch(current, tags))
-            packed = tuple(tags[ACCOUNTS_TAG].split(","))
-            launched.append(Launched(packed, tuple(run_ids), request))
-    return launched
+        yield launch
 
 
 def _repository_of(client: httpx.Client, url: str, job: str) -> dict[str, str]:

@@ -132,6 +132,12 @@ def parser() -> argparse.ArgumentParser:
         default=0,
         help="N > 0: the key is an agency's reaching N client accounts of --preset",
     )
+    serve.add_argument(
+        "--large-clients",
+        type=int,
+        default=0,
+        help="K: the first K of the --clients accounts are of the large preset instead",
+    )
     return root
 
 
@@ -428,7 +434,13 @@ def command_sql(settings: Settings, query: str | None) -> int:
 
 
 def command_serve(
-    settings: Settings, port: int, preset: str, key: str, variant: int = 0, clients: int = 0
+    settings: Settings,
+    port: int,
+    preset: str,
+    key: str,
+    variant: int = 0,
+    clients: int = 0,
+    large_clients: int = 0,
 ) -> int:
     from pipelines.plugin import load_plugin
 
@@ -436,9 +448,12 @@ def command_serve(
         raise UsageError(f"--variant must be 0 or more, got {variant}")
     if clients < 0:
         raise UsageError(f"--clients must be 0 or more, got {clients}")
+    if not 0 <= large_clients <= clients:
+        raise UsageError(f"--large-clients must be 0 to --clients ({clients}), got {large_clients}")
     plugin = load_plugin(settings.sandbox)
     shown = f", variant {variant}" if variant else ""
     shown += f", an agency of {clients} accounts" if clients else ""
+    shown += f" ({large_clients} large)" if large_clients else ""
     print(
         f"sandbox ({preset}{shown}, reference {settings.today}) on http://127.0.0.1:{port}",
         flush=True,
@@ -450,6 +465,7 @@ def command_serve(
         variant=variant,
         today=settings.today,
         clients=clients,
+        large_clients=large_clients,
     )
     return 0
 
@@ -501,7 +517,15 @@ def main(argv: list[str] | None = None) -> int:
             return command_sql(settings, args.query)
         if args.command in ("history", "lake"):
             return lake_command(settings, args)
-        return command_serve(settings, args.port, args.preset, args.key, args.variant, args.clients)
+        return command_serve(
+            settings,
+            args.port,
+            args.preset,
+            args.key,
+            args.variant,
+            args.clients,
+            args.large_clients,
+        )
     except (ConfigurationError, UsageError) as error:
         print(f"adwh: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,6 +1,7 @@
 """`make bench`: serve the sandbox over HTTP and measure, per preset, in one run:
 
-- the floor: the pages our run fetched, fetched again with the same concurrency, bodies dropped;
+- the floor: the pages our run fetched, fetched again with the same concurrency, each parsed
+  and dropped;
 - ads-warehouse: full extractions of 30, 90 and 365 days, and after each the daily job three
   times (what a daily run costs with that much held: the first after a backfill builds with
   dbt, the third is the steady state), beside the re-fetch of the steady run's own pages;

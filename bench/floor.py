@@ -1,6 +1,6 @@
 """The fetch floor: exactly the pages a pipeline run fetched, fetched again with the same
-concurrency and nothing else — no parsing, no typing, no writing. Read from the run's raw/
-landing, which records the path and query of every page.
+concurrency and nothing else — each body parsed and dropped: no typing, no writing. Read from
+the run's raw/ landing, which records the path and query of every page.
 
     python -m bench.floor RAW_DIR BASE_URL KEY CONCURRENCY [SINCE]
 
@@ -40,7 +40,7 @@ async def fetch_all(requests, base_url: str, key: str, concurrency: int, agency:
                 headers["Service-Account"] = account
             async with gate:
                 answer = await client.get(path, params=params, headers=headers)
-                await answer.aread()
+                orjson.loads(await answer.aread())  # parsed, then dropped
                 fetched += 1
 
         await asyncio.gather(*(one(*r) for r in requests))

@@ -1,47 +1,67 @@
-"""`make bench-scale`: how the fan-out scales. An agency key reaching ACCOUNTS accounts of the
-sandbox's PRESET, DAYS days, handed to the production deployment (`bench/deployment.py`: the
-machine's PostgreSQL, code server, webserver, daemon) by `adwh backfill`, with 1, 2 and 4 runs
-at once.
+"""`make bench-scale`: an agency's day and history through the production deployment.
 
-Per setting: the wall time from the launch to the last account's run and to the warehouse
-built after them, the requests the runs sent (pages landed) and their rate, each run's peak
-memory (its process), the lake commits, how busy the machine's cores were, and which part
-of the deployment used that CPU (run workers, daemon, webserver, PostgreSQL, and the sandbox,
-which serves on the same machine). Writes bench/SCALE.md. Environment: SCALE_ACCOUNTS (50),
-SCALE_DAYS (30), SCALE_RUNS ("1,2,4"), SCALE_PRESET (small), ADWH_BENCH_POSTGRES_URL (the
-machine's server, as the tests use it), SCALE_POOLER ("pgbouncer", as deploy/compose.yaml does,
-where the machine has it; "direct" otherwise or to compare).
+An agency key reaching ACCOUNTS accounts of the sandbox (`small`, the first LARGE of them
+`large`: `adwh sandbox serve --clients N --large-clients K`, over HTTP on this machine), handed
+to the deployment of `deploy/` (`bench/deployment.py`: the machine's PostgreSQL through
+PgBouncer, code server, webserver, daemon) in one home, two cases one after the other:
+
+- **backfill**: DAYS days up to the day before yesterday, as `adwh backfill` launches them
+  (runs of packed accounts, `pipelines/fanout.py`); the warehouse_refresh sensor builds the
+  warehouse after the last run;
+- **daily**: the next morning's `daily_schedule`, evaluated as the daemon does at 06:00 (its
+  run requests launched through the webserver): yesterday, the lookback and economics pending.
+
+After each, the floor: the same pages (the raw pages the case landed: their paths and queries),
+fetched again 8 in flight by one process, each parsed and dropped (`bench/floor.py`).
+
+Per case: runs, wall to the last run and to the fresh warehouse, the floor's wall, CPU by part
+(run workers, daemon, webserver, PostgreSQL, PgBouncer, sandbox), each run's peak memory, Delta
+commits, Dagster's event rows and the PostgreSQL bytes added, the warehouse build's wall, and the
+UI's asset and runs pages' load time (`bench/ui_load.py`). Writes bench/SCALE.md.
+
+Environment: SCALE_ACCOUNTS (1000), SCALE_LARGE (3), SCALE_DAYS (30), SCALE_RUNS (runs at once,
+4 as deploy/dagster.yaml), SCALE_FLOOR_CONCURRENCY (8), ADWH_BENCH_POSTGRES_URL (the machine's
+server, as the tests use it), SCALE_POOLER ("pgbouncer", as deploy/compose.yaml does, where the
+machine has it; "direct" otherwise or to compare).
 """
 
+import asyncio
 import os
 import platform
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
 from pathlib import Path
 
 import dagster as dg
+import httpx
 import psutil
+import sqlalchemy
 
-from assets.backfill import launch_backfills
-from bench.__main__ import KEY, REFERENCE, ROOT, counts, serve
+from assets.backfill import extract_runs, launch_backfills
+from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
+from bench.__main__ import KEY, REFERENCE, ROOT, Server
 from bench.deployment import (
     FINISHED,
     PGBOUNCER,
     deployment,
+    free_port,
     fresh_database,
     listens,
     pooler,
     run_worker_pid,
-    runs_launched,
     settled,
     wait_until,
 )
+from bench.floor import fetch_all, requests_of
+from bench.ui_load import page_load_seconds
 from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.settings import load_settings
 from warehouse.lake import Lake
@@ -50,6 +70,17 @@ POSTGRES = os.environ.get(
     "ADWH_BENCH_POSTGRES_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
 )
 POOLER = os.environ.get("SCALE_POOLER", "pgbouncer" if PGBOUNCER else "direct")
+ACCOUNTS = int(os.environ.get("SCALE_ACCOUNTS", "1000"))
+LARGE = int(os.environ.get("SCALE_LARGE", "3"))
+DAYS = int(os.environ.get("SCALE_DAYS", "30"))
+RUNS_AT_ONCE = int(os.environ.get("SCALE_RUNS", "4"))
+FLOOR_CONCURRENCY = int(os.environ.get("SCALE_FLOOR_CONCURRENCY", "8"))
+# Targets of issue 47 on this machine.
+DAILY_LIMIT_S = 300
+FLOOR_RATIO = 2.0
+RUN_RSS_MIB = 600
+# Where bench/SCALE.md's hand-kept part begins (earlier designs' figures): kept as it is.
+EARLIER = "## Earlier measurements"
 
 
 @dataclass
@@ -82,26 +113,107 @@ class RunMemory:
 
 
 @dataclass(frozen=True)
-class Scaled:
-    runs_at_once: int
+class Case:
+    name: str
+    account_days: int  # accounts by days the case asked for
     runs: int
-    extract_wall: float
-    total_wall: float
-    requests: int
-    rows: int
-    median_run_s: float
+    run_wall: float  # from the launch to the last run's end
+    warehouse_wall: float  # from the launch to the fresh warehouse
+    build_wall: float  # the warehouse run's own wall
+    requests: int  # pages landed
+    floor_wall: float  # the same pages, fetched again by the floor
+    floor_cpu: float
+    cpu: dict[str, float]  # CPU seconds of each part from the launch to the fresh warehouse
+    busy: float  # share of the machine's cores busy meanwhile
     peak_run_mib: float
     median_run_mib: float
-    busy: float  # share of the machine's cores busy while the account runs ran
-    cpu: dict[str, float]  # CPU seconds of each part of the deployment meanwhile
-    commits: int  # lake commits (Delta table versions written)
+    commits: int  # Delta commits the runs and the build wrote
+    event_rows: int  # Dagster event log rows added
+    database_bytes: int  # PostgreSQL database size added
+    pages_s: dict[str, float | None]  # the UI's pages' load time after the case
     failed: int
 
 
-def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) -> Scaled:
-    end = REFERENCE - timedelta(days=1)
-    start = end - timedelta(days=days - 1)
-    server = serve(preset, clients=accounts)
+@dataclass
+class Bench:
+    """One deployment, one home: what a case needs to launch and observe."""
+
+    home: Path
+    server: Server
+    instance: dg.DagsterInstance
+    memory: RunMemory
+    parts: dict[str, int | None]
+    database: str  # the instance's database, reached directly (not through PgBouncer)
+    ui: str
+
+    def case(self, name: str, launch: Callable[[], int]) -> Case:
+        """`launch()` starts the case's runs and says how many account-days they ask for."""
+        commits_before, size_before = lake_commits(self.home), self.storage()
+        cpu_before, parts_before = psutil.cpu_times(), cpu_by_part(self.parts)
+        launched = time.time()
+        account_days = launch()
+        wait_until(lambda: accounts_settled(self.instance), f"{name}: the runs", timeout=14400)
+        records = [
+            r
+            for r in self.instance.get_run_records()
+            if ACCOUNTS_TAG in r.dagster_run.tags and r.create_timestamp.timestamp() >= launched
+        ]
+        extracted = max(r.end_time for r in records)
+        wait_until(
+            lambda: settled(self.instance, extracted), f"{name}: the warehouse", timeout=3600
+        )
+        build = max(
+            (r for r in self.instance.get_run_records() if r.dagster_run.job_name == "warehouse"),
+            key=lambda r: r.end_time or 0,
+        )
+        cpu_after, parts_after = psutil.cpu_times(), cpu_by_part(self.parts)
+        wall = build.end_time - launched
+        commits_after, size_after = lake_commits(self.home), self.storage()
+        floor_wall, floor_cpu, requests = self.floor(launched)
+        peaks = [self.memory.peaks[r.dagster_run.run_id] for r in records]
+        return Case(
+            name=name,
+            account_days=account_days,
+            runs=len(records),
+            run_wall=extracted - launched,
+            warehouse_wall=wall,
+            build_wall=build.end_time - build.start_time,
+            requests=requests,
+            floor_wall=floor_wall,
+            floor_cpu=floor_cpu,
+            cpu={part: parts_after[part] - parts_before[part] for part in self.parts},
+            busy=(_busy(cpu_after) - _busy(cpu_before)) / (wall * psutil.cpu_count()),
+            peak_run_mib=max(peaks, default=0.0),
+            median_run_mib=statistics.median(peaks) if peaks else 0.0,
+            commits=commits_after - commits_before,
+            event_rows=size_after[0] - size_before[0],
+            database_bytes=size_after[1] - size_before[1],
+            pages_s=page_load_seconds(self.ui),
+            failed=sum(r.dagster_run.status is not dg.DagsterRunStatus.SUCCESS for r in records),
+        )
+
+    def floor(self, since: float) -> tuple[float, float, int]:
+        """The pages landed since `since`, fetched again: (wall, CPU seconds, pages)."""
+        requests = requests_of(self.home / "raw", since)
+        started, cpu = time.perf_counter(), time.process_time()
+        asyncio.run(fetch_all(requests, self.server.url, KEY, FLOOR_CONCURRENCY, agency=True))
+        return time.perf_counter() - started, time.process_time() - cpu, len(requests)
+
+    def storage(self) -> tuple[int, int]:
+        """(Dagster's event log rows, the database's bytes)."""
+        engine = sqlalchemy.create_engine(self.database, poolclass=sqlalchemy.pool.NullPool)
+        with engine.connect() as con:
+            rows = con.execute(sqlalchemy.text("SELECT count(*) FROM event_logs")).scalar_one()
+            size = con.execute(
+                sqlalchemy.text("SELECT pg_database_size(current_database())")
+            ).scalar_one()
+        return rows, size
+
+
+def measure() -> list[Case]:
+    end = REFERENCE - timedelta(days=2)  # the daily case then reads yesterday
+    start = end - timedelta(days=DAYS - 1)
+    server = serve_agency()
     with (
         tempfile.TemporaryDirectory(prefix="adwh-scale-") as work,
         fresh_database(POSTGRES) as database,
@@ -117,7 +229,7 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
             "ADWH_DAGSTER_PG_URL": db,
         }
         os.environ.update(env)
-        with deployment(Path(work), env, max_runs=runs_at_once) as deploy:
+        with deployment(Path(work), env, max_runs=RUNS_AT_ONCE) as deploy:
             os.environ["ADWH_DAGSTER_URL"] = deploy.url
             with deploy.instance() as instance, deploy.instance() as watched:
                 memory = RunMemory(watched)
@@ -130,45 +242,80 @@ def measure_setting(runs_at_once: int, accounts: int, days: int, preset: str) ->
                     "PostgreSQL": postmaster(),
                     "PgBouncer": pgbouncer_pid(db),
                 }
-                cpu_before, parts_before = psutil.cpu_times(), cpu_by_part(parts)
-                launched = time.time()
-                launch_backfills(load_settings(), start, end)
-                wait_until(lambda: _settled(instance), "the runs", timeout=7200)
-                records = [
-                    r for r in instance.get_run_records() if ACCOUNTS_TAG in r.dagster_run.tags
-                ]
-                extracted = max(r.end_time for r in records)
-                cpu_after, parts_after = psutil.cpu_times(), cpu_by_part(parts)
-                wait_until(lambda: settled(instance, extracted), "the warehouse", timeout=1800)
-                built = max(r.end_time for r in instance.get_run_records() if r.end_time)
+                bench = Bench(home, server, instance, memory, parts, database, deploy.url)
+                settings = load_settings()
+
+                def backfill() -> int:
+                    launched = launch_backfills(settings, start, end)
+                    return sum(len(pack.accounts) for pack in launched) * DAYS
+
+                cases = [bench.case(f"{DAYS}-day backfill", backfill)]
+                print(cases[-1], flush=True)
+                cases.append(bench.case("daily job", lambda: launch_daily(instance)))
+                print(cases[-1], flush=True)
                 memory.stop()
-        rows, pages = counts(home)
-        commits = lake_commits(home)
     server.stop()
-    wall = extracted - launched
-    busy_seconds = _busy(cpu_after) - _busy(cpu_before)
-    peaks = [
-        memory.peaks[r.dagster_run.run_id] for r in records if r.dagster_run.run_id in memory.peaks
-    ]
-    return Scaled(
-        runs_at_once=runs_at_once,
-        runs=len(records),
-        extract_wall=wall,
-        total_wall=built - launched,
-        requests=pages,
-        rows=rows,
-        median_run_s=statistics.median(r.end_time - r.start_time for r in records),
-        peak_run_mib=max(peaks, default=0.0),
-        median_run_mib=statistics.median(peaks) if peaks else 0.0,
-        busy=busy_seconds / (wall * psutil.cpu_count()),
-        cpu={name: parts_after[name] - parts_before[name] for name in parts},
-        commits=commits,
-        failed=sum(r.dagster_run.status is not dg.DagsterRunStatus.SUCCESS for r in records),
+    return cases
+
+
+def serve_agency() -> Server:
+    """The sandbox over HTTP in its own process: the agency of ACCOUNTS accounts."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv/bin/adwh"),
+            *("sandbox", "serve", "--preset", "small", "--port", str(port), "--key", KEY),
+            *("--clients", str(ACCOUNTS), "--large-clients", str(LARGE)),
+        ],
+        env={**os.environ, "ADWH_TODAY": REFERENCE.isoformat()},
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: _healthy(url), "the sandbox", timeout=120, every=0.2)
+    server = Server("agency", process, url)
+    threading.Thread(target=server.watch, daemon=True).start()
+    return server
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def launch_daily(instance: dg.DagsterInstance) -> int:
+    """The daily schedule's run requests at 06:00 UTC of REFERENCE, evaluated as the daemon
+    does, launched through the webserver as the daemon would; the account-days they ask."""
+    from assets.definitions import daily_schedule
+    from assets.resources import ServiceResource, WarehouseResource
+
+    at = datetime.combine(REFERENCE, clock(6), tzinfo=UTC)
+    resources = {"service": ServiceResource(), "warehouse": WarehouseResource()}
+    with dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=at, resources=resources
+    ) as context:
+        requests = daily_schedule(context)
+    with extract_runs(load_settings()) as launch:
+        for request in requests:
+            launch(dict(request.tags))
+    return sum(
+        len(request.tags[ACCOUNTS_TAG].split(","))
+        * (
+            (
+                date.fromisoformat(request.tags[RANGE_END_TAG])
+                - date.fromisoformat(request.tags[RANGE_START_TAG])
+            ).days
+            + 1
+        )
+        for request in requests
     )
 
 
 def lake_commits(home: Path) -> int:
-    """The commits the runs wrote into the lake's tables (not the housekeeping's)."""
+    """The commits written into the lake's tables (not the housekeeping's)."""
+    if not (home / "lake").exists():
+        return 0
     lake = Lake(home / "lake")
     return sum(
         v.operation not in ("VACUUM START", "VACUUM END", "OPTIMIZE")
@@ -208,8 +355,6 @@ def reached(database: str, work: Path) -> Iterator[str]:
 
 def pgbouncer_pid(url: str) -> int | None:
     """The PgBouncer serving `url` (not another one the machine runs), or None (direct)."""
-    import sqlalchemy
-
     port = sqlalchemy.engine.make_url(url).port
     for process in psutil.process_iter(["name"]):
         if process.info["name"] == "pgbouncer" and listens(process.pid, port):
@@ -236,69 +381,112 @@ def _busy(times: tuple) -> float:
     return sum(times) - times.idle - getattr(times, "iowait", 0.0)
 
 
-def _settled(instance: dg.DagsterInstance) -> bool:
-    """Every account's run finished; the warehouse's run may have started."""
-    if not runs_launched(instance):
-        return False
+def accounts_settled(instance: dg.DagsterInstance) -> bool:
+    """Every account run launched so far has finished (the warehouse's may have started)."""
     runs = [r for r in instance.get_runs() if ACCOUNTS_TAG in r.tags]
     return bool(runs) and all(r.status in FINISHED for r in runs)
 
 
-def table(results: list[Scaled], accounts: int, days: int, preset: str) -> list[str]:
+def report(cases: list[Case]) -> list[str]:
     lines = [
-        "# Scale-out results",
+        "# Scale results: an agency's day and history",
         "",
         f"Produced by `make bench-scale` (`python -m bench.scale`) on {time.strftime('%Y-%m-%d')}: "
         f"{platform.platform()}, Python {platform.python_version()}, "
         f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB.",
-        f"An agency key reaching {accounts} accounts of the sandbox's `{preset}` preset, "
-        f"{days} days, handed to the deployment of `deploy/` (PostgreSQL "
-        f"{'through PgBouncer' if POOLER != 'direct' else 'directly'}, the queued run "
-        "coordinator, code server, webserver, daemon on this machine) by `adwh backfill`: one "
-        "backfill per pack of accounts (`pipelines/fanout.py`), each a run of the days (at most "
-        "31) and a run of current state. The sandbox "
-        "serves over HTTP on the same machine. Wall times in seconds from the launch; memory is "
-        "each run's process, in MiB; commits are the runs' Delta commits.",
+        f"An agency key reaching {ACCOUNTS:,} accounts of the sandbox (`small`, {LARGE} of them "
+        f"`large`), served over HTTP on this machine, handed to the deployment of `deploy/` "
+        f"(PostgreSQL {'through PgBouncer' if POOLER != 'direct' else 'directly'}, the queued "
+        f"run coordinator with {RUNS_AT_ONCE} runs at once, code server, webserver, daemon on "
+        "this machine), one home: first a backfill as `adwh backfill` launches it, then the "
+        "next morning's daily schedule. The floor fetched the same pages again, "
+        f"{FLOOR_CONCURRENCY} in flight, each parsed and dropped. Wall and CPU in seconds from "
+        "the launch; memory is each run's process.",
         "",
-        "| runs at once | runs | wall to the last run | wall to the warehouse | requests | "
-        "req/s | rows | rows/s | commits | one run's wall (median) | "
-        "peak RSS per run (max / median) | cores busy | failed |",
+        "| case | account-days | runs | to the last run | to the fresh warehouse | floor | "
+        "ours / floor | build | requests | commits | peak RSS per run (max / median MiB) | "
+        "cores busy | failed |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in results:
+    for c in cases:
         lines.append(
-            f"| {r.runs_at_once} | {r.runs} | {r.extract_wall:.0f} | {r.total_wall:.0f} | "
-            f"{r.requests:,} | {r.requests / r.extract_wall:.1f} | {r.rows:,} | "
-            f"{r.rows / r.extract_wall:,.0f} | {r.commits:,} | {r.median_run_s:.1f} | "
-            f"{r.peak_run_mib:.0f} / {r.median_run_mib:.0f} | {r.busy:.0%} | {r.failed} |"
+            f"| {c.name} | {c.account_days:,} | {c.runs} | {c.run_wall:.0f} | "
+            f"{c.warehouse_wall:.0f} | {c.floor_wall:.0f} | "
+            f"{c.warehouse_wall / c.floor_wall:.2f} | {c.build_wall:.0f} | {c.requests:,} | "
+            f"{c.commits:,} | {c.peak_run_mib:.0f} / {c.median_run_mib:.0f} | {c.busy:.0%} | "
+            f"{c.failed} |"
         )
-    parts = list(results[0].cpu) if results else []
+    parts = list(cases[0].cpu) if cases else []
     lines += [
         "",
-        "Where the CPU went from the launch to the last run, in CPU seconds (share of all the "
-        "parts' CPU). The code server's figure holds its run workers.",
+        "Where the CPU went from the launch to the fresh warehouse, in CPU seconds (share). The "
+        "code server's figure holds its run workers; the floor is one process of its own.",
         "",
-        "| runs at once | " + " | ".join(parts) + " |",
-        "|---|" + "---|" * len(parts),
+        "| case | " + " | ".join(parts) + " | floor |",
+        "|---|" + "---|" * (len(parts) + 1),
     ]
-    for r in results:
-        total = sum(r.cpu.values()) or 1.0
-        cells = [f"{r.cpu[part]:.0f} ({r.cpu[part] / total:.0%})" for part in parts]
-        lines.append(f"| {r.runs_at_once} | " + " | ".join(cells) + " |")
+    for c in cases:
+        total = sum(c.cpu.values()) or 1.0
+        cells = [f"{c.cpu[part]:.0f} ({c.cpu[part] / total:.0%})" for part in parts]
+        lines.append(f"| {c.name} | " + " | ".join(cells) + f" | {c.floor_cpu:.0f} |")
+    pages = list(cases[0].pages_s) if cases else []
+    lines += [
+        "",
+        "Dagster's storage the case added in PostgreSQL, and the UI's pages after it (seconds "
+        "to their content, headless Chromium, warm).",
+        "",
+        "| case | event rows | per account-day | database bytes | per account-day | "
+        + " | ".join(pages)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(pages),
+    ]
+    for c in cases:
+        shown = [f"{s:.1f}" if s is not None else "not measured" for s in c.pages_s.values()]
+        lines.append(
+            f"| {c.name} | {c.event_rows:,} | {c.event_rows / c.account_days:.1f} | "
+            f"{c.database_bytes / 2**20:,.0f} MiB | {c.database_bytes / c.account_days:,.0f} | "
+            + " | ".join(shown)
+            + " |"
+        )
+    lines += ["", "## Targets", "", "| target | figure | |", "|---|---|---|"]
+    lines += targets(cases)
     return lines
 
 
+def targets(cases: list[Case]) -> list[str]:
+    def row(target: str, figure: str, met: bool) -> str:
+        return f"| {target} | {figure} | {'met' if met else 'missed'} |"
+
+    rows = []
+    for c in cases:
+        ratio = c.warehouse_wall / c.floor_wall
+        if c.name == "daily job":
+            rows.append(
+                row(
+                    f"daily job, {ACCOUNTS:,} accounts: fresh warehouse <= {DAILY_LIMIT_S} s",
+                    f"{c.warehouse_wall:.0f} s",
+                    c.warehouse_wall <= DAILY_LIMIT_S,
+                )
+            )
+        rows.append(
+            row(f"{c.name}: <= {FLOOR_RATIO:g} x the floor", f"{ratio:.2f} x", ratio <= FLOOR_RATIO)
+        )
+        rows.append(
+            row(
+                f"{c.name}: each run's peak RSS <= {RUN_RSS_MIB} MiB",
+                f"{c.peak_run_mib:.0f} MiB",
+                c.peak_run_mib <= RUN_RSS_MIB,
+            )
+        )
+    return rows
+
+
 def main() -> None:
-    accounts = int(os.environ.get("SCALE_ACCOUNTS", "50"))
-    days = int(os.environ.get("SCALE_DAYS", "30"))
-    preset = os.environ.get("SCALE_PRESET", "small")
-    settings = [int(n) for n in os.environ.get("SCALE_RUNS", "1,2,4").split(",")]
-    results = []
-    for runs_at_once in settings:
-        results.append(measure_setting(runs_at_once, accounts, days, preset))
-        lines = table(results, accounts, days, preset)
-        print(results[-1], flush=True)
-        (ROOT / "bench" / "SCALE.md").write_text("\n".join(lines) + "\n")
+    cases = measure()
+    results = ROOT / "bench" / "SCALE.md"
+    kept = results.read_text() if results.exists() else ""
+    earlier = kept[kept.index(EARLIER) :] if EARLIER in kept else ""
+    results.write_text("\n".join(report(cases)) + "\n\n" + earlier)
 
 
 if __name__ == "__main__":

@@ -23,10 +23,18 @@ class ServicePlugin(Protocol):
         ...
 
     def serve(
-        self, *, port: int, preset: str, key: str, variant: int, today: date, clients: int = 0
+        self,
+        *,
+        port: int,
+        preset: str,
+        key: str,
+        variant: int,
+        today: date,
+        clients: int = 0,
+        large_clients: int = 0,
     ) -> None:
         """Serve the service over HTTP on 127.0.0.1 until interrupted; `clients` N > 0 makes
-        the key an agency's reaching N accounts."""
+        the key an agency's reaching N accounts, `large_clients` of them large ones."""
         ...
 
 

@@ -16,9 +16,20 @@ class SandboxPlugin:
         return SandboxTransport(embedded_service(preset, today))
 
     def serve(
-        self, *, port: int, preset: str, key: str, variant: int, today: date, clients: int = 0
+        self,
+        *,
+        port: int,
+        preset: str,
+        key: str,
+        variant: int,
+        today: date,
+        clients: int = 0,
+        large_clients: int = 0,
     ) -> None:
-        serve(SandboxService(preset, today, key=key, variant=variant, clients=clients), port)
+        service = SandboxService(
+            preset, today, key=key, variant=variant, clients=clients, large_clients=large_clients
+        )
+        serve(service, port)
 
 
 PLUGIN = SandboxPlugin()

@@ -177,6 +177,14 @@ def account_names(count: int) -> list[str]:
     return [*ACCOUNT_NAMES[:count], *numbered]
 
 
+def _account_preset(index: int, preset: str, clients: int, large_clients: int) -> str:
+    """An agency's accounts: its `large_clients` first ones large, the others of `preset`.
+    Without clients, the examples' first account is of `preset` and the others small."""
+    if clients:
+        return "large" if index < large_clients else preset
+    return preset if index == 0 else "small"
+
+
 @dataclass(frozen=True)
 class KeySpec:
     kind: str  # "business" or "agency"
@@ -225,11 +233,16 @@ class SandboxService:
         faults: FaultPlan | None = None,
         variant: int = 0,
         clients: int = 0,
+        large_clients: int = 0,
     ) -> None:
         """`clients` N > 0: the key is an agency's, reaching N accounts of `preset` (the
-        scale-out tests and benchmark); 0: the three accounts of the spec's examples."""
+        scale-out tests and benchmark), the first `large_clients` of them of the `large`
+        preset instead (an agency's few big sellers); 0: the three accounts of the spec's
+        examples."""
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        if not 0 <= large_clients <= clients:
+            raise ValueError(f"large_clients must be 0 to clients ({clients}), not {large_clients}")
         self.reference = reference or date.today()
         self.seed = seed
         self.variant = Variant.for_number(variant)  # the spec's open choices (variants.py)
@@ -239,7 +252,7 @@ class SandboxService:
                 seed,
                 i,
                 name,
-                PRESETS[preset if i == 0 or clients else "small"],
+                PRESETS[_account_preset(i, preset, clients, large_clients)],
                 self.reference,
                 self.variant.marketplaces,
             )

@@ -188,3 +188,13 @@ def test_clients_make_the_key_an_agency_reaching_each_of_n_accounts():
     first, last = (ok(agency, "/v1/campaigns", account=a["id"], limit=100) for a in listed[::4])
     assert first["data"] and last["data"]
     assert {c["id"] for c in first["data"]}.isdisjoint(c["id"] for c in last["data"])
+
+
+def test_large_clients_make_an_agency_of_a_few_large_accounts_among_small_ones():
+    agency = SandboxService("small", TODAY, clients=4, large_clients=1)
+    listed = ok(agency, "/v1/accounts", limit=100)["data"]
+    campaigns = [ok(agency, "/v1/campaigns", account=a["id"], limit=100) for a in listed]
+    assert campaigns[0]["has_more"] and len(campaigns[0]["data"]) == 100  # large: 2,000
+    assert all(not page["has_more"] and len(page["data"]) == 16 for page in campaigns[1:])
+    with pytest.raises(ValueError, match="large_clients"):
+        SandboxService("small", TODAY, clients=2, large_clients=3)
