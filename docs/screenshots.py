@@ -26,12 +26,12 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from rich.console import Console
 from rich.terminal_theme import MONOKAI
 from rich.text import Text
 
 from bench.deployment import local_ui
+from bench.ui_load import dismiss_first_visit, wait_for_content
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
@@ -141,21 +141,12 @@ def dagster_ui(home: Path):
 
 def capture(page: Page, url: str, must_show: list[str], name: str) -> Path:
     page.goto(url)
-    skip = page.get_by_role("button", name="Skip")  # the first visit's newsletter prompt
+    dismiss_first_visit(page)
     try:
-        skip.wait_for(timeout=5_000)
-        skip.click()
-    except PlaywrightTimeout:
-        pass
-    try:
-        for text in must_show:
-            page.get_by_text(text, exact=False).first.wait_for(timeout=60_000)
+        wait_for_content(page, must_show, timeout_s=60)
     except Exception:
         page.screenshot(path=str(IMAGES / f"{name}-failed.png"))
         raise
-    loading = page.get_by_text("Loading", exact=False)
-    for index in range(loading.count()):
-        loading.nth(index).wait_for(state="hidden", timeout=60_000)
     page.wait_for_timeout(1500)  # let the graph finish laying out
     path = IMAGES / f"{name}.png"
     page.screenshot(path=str(path))
