@@ -16,10 +16,35 @@ def listed_programs() -> set[str]:
     return {line.split()[0] for line in lines if line.strip() and not line.startswith("#")}
 
 
+def imported_bench_modules(paths: list[Path]) -> set[Path]:
+    """The bench modules `paths` import, and those these import in turn: the bench code the
+    suite runs (the rest, such as the UI's page timings, only `make bench*` does)."""
+    found: set[Path] = set()
+    pending = list(paths)
+    while pending:
+        tree = ast.parse(pending.pop().read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "bench":
+                names = [f"bench.{alias.name}" for alias in node.names]  # from bench import x
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                names = []
+            for name in names:
+                module = ROOT / (name.replace(".", "/") + ".py")
+                if name.startswith("bench.") and module.exists() and module not in found:
+                    found.add(module)
+                    pending.append(module)
+    return found
+
+
 def looked_up_programs() -> dict[str, str]:
     """Each program a test or the bench code it imports looks up by name, with where."""
     found = {}
-    for path in [*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]:
+    tests = list((ROOT / "tests").rglob("*.py"))
+    for path in [*tests, *sorted(imported_bench_modules(tests))]:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if not (isinstance(node, ast.Call) and node.args):
                 continue
