@@ -80,9 +80,9 @@ class Server:
         self.process.wait(10)
 
 
-def serve(preset: str, clients: int = 0) -> Server:
+def serve(preset: str, clients: int = 0, large_clients: int = 0) -> Server:
     """The sandbox over HTTP in its own process; `clients` N > 0: an agency key reaching N
-    accounts of `preset`."""
+    accounts of `preset`, the first `large_clients` of them `large`."""
     port = free_port()
     env = {**os.environ, "ADWH_TODAY": REFERENCE.isoformat()}
     process = subprocess.Popen(
@@ -98,6 +98,8 @@ def serve(preset: str, clients: int = 0) -> Server:
             KEY,
             "--clients",
             str(clients),
+            "--large-clients",
+            str(large_clients),
         ],
         env=env,
         stdout=subprocess.DEVNULL,

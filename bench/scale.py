@@ -29,7 +29,6 @@ import asyncio
 import os
 import platform
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -41,18 +40,16 @@ from datetime import time as clock
 from pathlib import Path
 
 import dagster as dg
-import httpx
 import psutil
 import sqlalchemy
 
 from assets.backfill import extract_runs, launch_backfills
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
-from bench.__main__ import KEY, REFERENCE, ROOT, Server
+from bench.__main__ import KEY, REFERENCE, ROOT, Server, serve
 from bench.deployment import (
     FINISHED,
     PGBOUNCER,
     deployment,
-    free_port,
     fresh_database,
     listens,
     pooler,
@@ -213,7 +210,7 @@ class Bench:
 def measure() -> list[Case]:
     end = REFERENCE - timedelta(days=2)  # the daily case then reads yesterday
     start = end - timedelta(days=DAYS - 1)
-    server = serve_agency()
+    server = serve("small", clients=ACCOUNTS, large_clients=LARGE)
     with (
         tempfile.TemporaryDirectory(prefix="adwh-scale-") as work,
         fresh_database(POSTGRES) as database,
@@ -256,32 +253,6 @@ def measure() -> list[Case]:
                 memory.stop()
     server.stop()
     return cases
-
-
-def serve_agency() -> Server:
-    """The sandbox over HTTP in its own process: the agency of ACCOUNTS accounts."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            str(ROOT / ".venv/bin/adwh"),
-            *("sandbox", "serve", "--preset", "small", "--port", str(port), "--key", KEY),
-            *("--clients", str(ACCOUNTS), "--large-clients", str(LARGE)),
-        ],
-        env={**os.environ, "ADWH_TODAY": REFERENCE.isoformat()},
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: _healthy(url), "the sandbox", timeout=120, every=0.2)
-    server = Server("agency", process, url)
-    threading.Thread(target=server.watch, daemon=True).start()
-    return server
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def launch_daily(instance: dg.DagsterInstance) -> int:
