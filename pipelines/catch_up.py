@@ -68,7 +68,7 @@ def plan_daily(
     seed_coverage(lake)
     coverage = read_coverage(lake, accounts)
     pending = lake.earliest_by_account(
-        SELLER_PRODUCT_METRICS.name, PENDING, pending_since(coverage, settings.today)
+        SELLER_PRODUCT_METRICS.name, PENDING, pending_since(coverage, settings.today), accounts
     )
     return daily_starts(
         coverage,

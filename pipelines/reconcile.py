@@ -152,8 +152,9 @@ def _typed(page: Page, schema: TableSchema, account: str) -> pl.DataFrame:
 def lake_rows(
     dest: Destination, schema: TableSchema, accounts: list[str], start: date, end: date
 ) -> pl.LazyFrame:
-    """The lake's rows of `accounts` over [start, end] (only those days' files are opened)."""
-    data = dest.lake.dataset(schema.name, days=days_of(start, end))
+    """The lake's rows of `accounts` over [start, end] (only the files of those days that may
+    hold those accounts are opened)."""
+    data = dest.lake.dataset(schema.name, days=days_of(start, end), accounts=accounts)
     if data is None:
         return pl.LazyFrame(schema=schema.polars_schema)
     rows = pl.scan_pyarrow_dataset(data).filter(pl.col("account_id").is_in(accounts))

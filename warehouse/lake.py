@@ -77,8 +77,15 @@ def sql_string(text: str) -> str:
 
 def replaced_rows(accounts: Iterable[str], days: Iterable[date]) -> str:
     """The predicate of what a publish replaces: these accounts' rows on these days."""
-    day_list = ", ".join(sql_string(d.isoformat()) for d in sorted(set(days)))
-    return f"{of_accounts(accounts)} AND date IN ({day_list})"
+    return f"{of_accounts(accounts)} AND {of_days(sorted(set(days)))}"
+
+
+def of_days(days: list[date] | tuple[str, date]) -> str:
+    """The predicate of these days' rows: a list of days, or `(op, day)` (`(">=", day)`)."""
+    if isinstance(days, tuple):
+        op, day = days
+        return f"date {op} {sql_string(day.isoformat())}"
+    return f"date IN ({', '.join(sql_string(day.isoformat()) for day in days)})"
 
 
 def of_accounts(accounts: Iterable[str]) -> str:
@@ -372,23 +379,29 @@ class Lake:
         return len(self.table(name).file_uris())
 
     def dataset(
-        self, name: str, version: int | None = None, days: DayFilter = None
+        self,
+        name: str,
+        version: int | None = None,
+        days: DayFilter = None,
+        accounts: Iterable[str] | None = None,
     ) -> "pads.Dataset | None":
         """The table (as of `version`) as a PyArrow dataset, which DuckDB and Polars read
-        without a Delta extension; or None before its first publish. With `days` (a list of
-        days, or `(">=", day)`), only those partitions' files: a dataset costs about a
-        millisecond per file to open, which over years of daily partitions is seconds."""
+        without a Delta extension; or None before its first publish.
+
+        With `days` (a list of days, or `(">=", day)`) and `accounts`, only the files that
+        may hold their rows (the days' partitions; the files whose `account_id` statistics
+        reach one of the accounts): a reader still filters the rows. A dataset costs a few
+        milliseconds per file to open, so a run reading its own accounts over a lake of a
+        thousand others' files must not open theirs (bench/SCALE.md)."""
         table = self.table(name, version)
         if table is None:
             return None
-        if days is None:
+        where = [of_days(days)] if days is not None else []
+        if accounts is not None and (accounts := sorted(set(accounts))):
+            where.append(of_accounts(accounts))
+        if not where:
             return table.to_pyarrow_dataset()
-        if isinstance(days, tuple):
-            op, day = days
-            where = [("date", op, day.isoformat())]
-        else:
-            where = [("date", "in", [day.isoformat() for day in days])]
-        return table.to_pyarrow_dataset(file_pruning_predicate=where)
+        return table.to_pyarrow_dataset(file_pruning_predicate=" AND ".join(where))
 
     def snapshot(self, name: str) -> Snapshot | None:
         """The current version of table `name`, or None before its first publish."""
@@ -474,14 +487,19 @@ class Lake:
                 counts[account] = counts.get(account, 0) + count
         return counts
 
-    def earliest_by_account(self, name: str, condition: str, since: date) -> dict[str, date]:
-        """Each account's first date of table `name` from `since` on with a row meeting
-        `condition` (SQL); only those partitions are read."""
-        rows = self.dataset(name, days=(">=", since))
-        if rows is None:
+    def earliest_by_account(
+        self, name: str, condition: str, since: date, accounts: Iterable[str]
+    ) -> dict[str, date]:
+        """Each of `accounts`' first date of table `name` from `since` on with a row meeting
+        `condition` (SQL); only those partitions, and the files that may hold those accounts,
+        are read."""
+        accounts = sorted(set(accounts))
+        rows = self.dataset(name, days=(">=", since), accounts=accounts)
+        if rows is None or not accounts:
             return {}
         query = f"SELECT account_id, min(date) FROM self WHERE {condition} GROUP BY account_id"
-        return dict(pl.scan_pyarrow_dataset(rows).sql(query).collect().iter_rows())
+        found = pl.scan_pyarrow_dataset(rows).filter(pl.col("account_id").is_in(accounts))
+        return dict(found.sql(query).collect().iter_rows())
 
     def tidy(self, names: Iterable[str]) -> int:
         """The housekeeping after a run: vacuum what the run replaced, unless history is kept

@@ -296,7 +296,7 @@ def test_current_state_tables_keep_one_snapshot_a_day(tmp_path):
         "date=2026-11-01",
         "date=2026-11-02",
     ]
-    assert lake.earliest_by_account("campaigns", "id = 'c1'", D1) == {"a": D1}
+    assert lake.earliest_by_account("campaigns", "id = 'c1'", D1, ["a"]) == {"a": D1}
 
 
 def test_a_lake_at_a_relative_path_is_written_and_tidied(tmp_path, monkeypatch):
@@ -328,6 +328,24 @@ def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch):
     assert namespace["con"].sql("SELECT count(*) FROM campaign_metrics").fetchall() == [(4,)]
 
 
+def test_a_read_of_some_accounts_opens_only_the_files_that_may_hold_them(tmp_path):
+    """A run reads its own accounts back (reconciliation, the catch-up's pending days): the
+    files of other accounts' commits are not opened (their `account_id` statistics exclude
+    them), whatever the lake holds besides."""
+    lake = Lake(tmp_path)
+    for account in ("a", "b", "c"):
+        lake.publish(CAMPAIGN_METRICS, metrics(account, days(3), 1), days(3), [account])
+    for stray in (tmp_path / "campaign_metrics").glob("date=*/*/*.parquet"):
+        if "b" in pl.read_parquet(stray)["account_id"].to_list():
+            stray.unlink()  # a read of b's files would now fail: none happens
+    rows = lake.dataset("campaign_metrics", days=days(2), accounts=["a", "c"])
+    assert pl.from_arrow(rows.to_table()).group_by("account_id").len().sort(
+        "account_id"
+    ).rows() == [("a", 4), ("c", 4)]
+    assert lake.earliest_by_account("campaign_metrics", "clicks = 1", D1, ["c"]) == {"c": D1}
+    assert lake.earliest_by_account("campaign_metrics", "clicks = 1", D1, []) == {}
+
+
 def test_pending_economics_are_looked_for_within_the_horizon_only(tmp_path):
     """An old pending day (economics never came, the runs stopped) must not hide a recent one,
     and the daily run reads only the horizon's partitions of the lake."""
@@ -350,7 +368,7 @@ def test_pending_economics_are_looked_for_within_the_horizon_only(tmp_path):
     for stray in (tmp_path / schema.name).glob(f"date={old}/*/*.parquet"):
         stray.unlink()  # a read of the old partition would now fail: none happens
     horizon = today - timedelta(days=PENDING_HORIZON_DAYS)
-    pending = lake.earliest_by_account(schema.name, PENDING, horizon)
+    pending = lake.earliest_by_account(schema.name, PENDING, horizon, ["a"])
     assert pending == {"a": recent} and horizon > old
     covered = {("a", name): [(old, today - timedelta(days=1))] for name in TABLES}
     plan = daily_starts(covered, pending, ["a"], today, 3, old)

@@ -26,7 +26,7 @@ def test_publish_replace_tidy_and_time_travel_on_s3(s3_lake):
     assert rows.filter(account_id="b").height == 6
     assert pl.from_arrow(lake.dataset("campaign_metrics", version=0).to_table()).height == 6
     assert [v.version for v in lake.history("campaign_metrics")] == [2, 1, 0]
-    assert lake.earliest_by_account("campaign_metrics", "clicks = 2", D1) == {"a": D1}
+    assert lake.earliest_by_account("campaign_metrics", "clicks = 2", D1, ["a"]) == {"a": D1}
     assert lake.tables() == ["campaign_metrics"]
 
 
