@@ -57,31 +57,35 @@ def pack_accounts(
     rows_per_run: int = ROWS_PER_RUN,
     accounts_per_run: int = ACCOUNTS_PER_RUN,
 ) -> list[Pack]:
-    """Accounts (each with its expected rows per day) packed into runs of `days` days: the
-    largest first, each into the first pack it fits (by rows and by count); an account
-    expected to bring half a run's rows or more runs alone. Deterministic: the same accounts
-    and sizes give the same packs, so the schedule's run keys are stable."""
+    """Accounts (each with its expected rows per day) packed into runs of `days` days: an
+    account expected to bring half a run's rows or more runs alone; the others, in the order
+    of their ids, fill a pack until the next one would pass its rows or its count (or runs
+    alone).
+
+    Neighbouring ids, not the best fit by size: a pack's files then hold a narrow range of
+    `account_id`, so the Delta statistics of every other pack's files exclude them, and a
+    run's replace and its reconciliation open only its own files. Packs filled largest first
+    spread their ids over the whole range, and each run read every earlier run's files of its
+    days (bench/SCALE.md). Deterministic: the same accounts and sizes give the same packs,
+    so the schedule's run keys are stable."""
     alone = rows_per_run // 2
-    packs: list[list[str]] = []  # the first ones, each a large account's own, stay closed
-    rows: list[int] = []
-    for account in sorted(rows_per_day, key=lambda a: (-rows_per_day[a], a)):
+    packs: list[Pack] = []
+    accounts: list[str] = []
+    rows = 0
+    for account in sorted(rows_per_day):
         work = rows_per_day[account] * max(days, 1)
-        fits = (
-            i
-            for i, pack in enumerate(packs)
-            if work < alone
-            and rows_per_day[pack[0]] * max(days, 1) < alone
-            and rows[i] + work <= rows_per_run
-            and len(pack) < accounts_per_run
-        )
-        target = next(fits, None)
-        if target is None:
-            packs.append([account])
-            rows.append(work)
-        else:
-            packs[target].append(account)
-            rows[target] += work
-    return [Pack(tuple(sorted(p)), r) for p, r in zip(packs, rows, strict=True)]
+        full = rows + work > rows_per_run or len(accounts) == accounts_per_run
+        if accounts and (work >= alone or full):
+            packs.append(Pack(tuple(accounts), rows))
+            accounts, rows = [], 0
+        accounts.append(account)
+        rows += work
+        if work >= alone:
+            packs.append(Pack(tuple(accounts), rows))
+            accounts, rows = [], 0
+    if accounts:
+        packs.append(Pack(tuple(accounts), rows))
+    return packs
 
 
 def short_digest(text: str) -> str:

@@ -48,6 +48,15 @@ def test_packing_is_the_same_every_time_whatever_the_order(rows_per_day, days):
     )
 
 
+@given(sizes, st.integers(1, 40))
+def test_a_pack_holds_neighbouring_accounts(rows_per_day, days):
+    """The packs, one after the other, hold the accounts in the order of their ids: no account
+    of another pack sorts between a pack's first and last, so its files' `account_id`
+    statistics exclude every other pack's (`Lake.dataset`)."""
+    packs = pack_accounts(rows_per_day, days, BUDGET, COUNT)
+    assert [account for pack in packs for account in pack.accounts] == sorted(rows_per_day)
+
+
 @given(st.integers(1, 60), st.integers(0, BUDGET // 2 - 1))
 def test_equal_small_accounts_fill_packs_as_far_as_budget_and_count_allow(accounts, rows):
     """As few runs as the rows and the count per run allow: no pack is closed early."""
