@@ -44,6 +44,7 @@ import psutil
 import sqlalchemy
 
 from assets.backfill import extract_runs, launch_backfills
+from assets.definitions import warehouse_job
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from bench.__main__ import KEY, REFERENCE, ROOT, Server, serve
 from bench.deployment import (
@@ -82,11 +83,13 @@ EARLIER = "## Earlier measurements"
 
 @dataclass
 class RunMemory:
-    """Samples the resident memory of every started run's worker process twice a second;
-    keeps each run's peak."""
+    """Samples the resident memory and CPU time of every started run's worker process twice a
+    second; keeps each run's peak memory and its last CPU time (its whole, within half a
+    second)."""
 
     instance: dg.DagsterInstance
     peaks: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
     _pids: dict[str, int] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
 
@@ -99,10 +102,13 @@ class RunMemory:
                     continue
                 self._pids[run.run_id] = pid
                 try:
-                    rss = psutil.Process(pid).memory_info().rss / 2**20
+                    process = psutil.Process(pid)
+                    rss = process.memory_info().rss / 2**20
+                    times = process.cpu_times()
                 except psutil.Error:
                     continue
                 self.peaks[run.run_id] = max(self.peaks.get(run.run_id, 0.0), rss)
+                self.cpu[run.run_id] = times.user + times.system
             time.sleep(0.5)
 
     def stop(self) -> None:
@@ -124,6 +130,9 @@ class Case:
     busy: float  # share of the machine's cores busy meanwhile
     peak_run_mib: float
     median_run_mib: float
+    # Median CPU seconds per account of a run, over the first and the last quarter of the runs
+    # (by start): what grows with what the lake already holds shows as the second above the first.
+    cpu_per_account: tuple[float, float]
     commits: int  # Delta commits the runs and the build wrote
     event_rows: int  # Dagster event log rows added
     database_bytes: int  # PostgreSQL database size added
@@ -160,7 +169,11 @@ class Bench:
             lambda: settled(self.instance, extracted), f"{name}: the warehouse", timeout=3600
         )
         build = max(
-            (r for r in self.instance.get_run_records() if r.dagster_run.job_name == "warehouse"),
+            (
+                r
+                for r in self.instance.get_run_records()
+                if r.dagster_run.job_name == warehouse_job.name
+            ),
             key=lambda r: r.end_time or 0,
         )
         cpu_after, parts_after = psutil.cpu_times(), cpu_by_part(self.parts)
@@ -182,12 +195,27 @@ class Bench:
             busy=(_busy(cpu_after) - _busy(cpu_before)) / (wall * psutil.cpu_count()),
             peak_run_mib=max(peaks, default=0.0),
             median_run_mib=statistics.median(peaks) if peaks else 0.0,
+            cpu_per_account=self.cpu_per_account(records),
             commits=commits_after - commits_before,
             event_rows=size_after[0] - size_before[0],
             database_bytes=size_after[1] - size_before[1],
             pages_s=page_load_seconds(self.ui),
             failed=sum(r.dagster_run.status is not dg.DagsterRunStatus.SUCCESS for r in records),
         )
+
+    def cpu_per_account(self, records: list[dg.RunRecord]) -> tuple[float, float]:
+        """The median CPU seconds per account of the first and of the last quarter of
+        `records`' runs, by start."""
+        started = sorted(records, key=lambda r: r.start_time or 0)
+        per_account = [
+            self.memory.cpu.get(r.dagster_run.run_id, 0.0)
+            / len(r.dagster_run.tags[ACCOUNTS_TAG].split(","))
+            for r in started
+        ]
+        quarter = max(len(per_account) // 4, 1)
+        if not per_account:
+            return 0.0, 0.0
+        return statistics.median(per_account[:quarter]), statistics.median(per_account[-quarter:])
 
     def floor(self, since: float) -> tuple[float, float, int]:
         """The pages landed since `since`, fetched again: (wall, CPU seconds, pages)."""
@@ -376,15 +404,16 @@ def report(cases: list[Case]) -> list[str]:
         "",
         "| case | account-days | runs | to the last run | to the fresh warehouse | floor | "
         "ours / floor | build | requests | commits | peak RSS per run (max / median MiB) | "
-        "cores busy | failed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "run CPU-s per account (first / last quarter) | cores busy | failed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cases:
         lines.append(
             f"| {c.name} | {c.account_days:,} | {c.runs} | {c.run_wall:.0f} | "
             f"{c.warehouse_wall:.0f} | {c.floor_wall:.0f} | "
             f"{c.warehouse_wall / c.floor_wall:.2f} | {c.build_wall:.0f} | {c.requests:,} | "
-            f"{c.commits:,} | {c.peak_run_mib:.0f} / {c.median_run_mib:.0f} | {c.busy:.0%} | "
+            f"{c.commits:,} | {c.peak_run_mib:.0f} / {c.median_run_mib:.0f} | "
+            f"{c.cpu_per_account[0]:.1f} / {c.cpu_per_account[1]:.1f} | {c.busy:.0%} | "
             f"{c.failed} |"
         )
     parts = list(cases[0].cpu) if cases else []
