@@ -181,6 +181,7 @@ class Bench:
         commits_after, size_after = lake_commits(self.home), self.storage()
         floor_wall, floor_cpu, requests = self.floor(launched)
         peaks = [self.memory.peaks[r.dagster_run.run_id] for r in records]
+        self.show_heaviest(records)
         return Case(
             name=name,
             account_days=account_days,
@@ -202,6 +203,22 @@ class Bench:
             pages_s=page_load_seconds(self.ui),
             failed=sum(r.dagster_run.status is not dg.DagsterRunStatus.SUCCESS for r in records),
         )
+
+    def show_heaviest(self, records: list[dg.RunRecord], count: int = 5) -> None:
+        """Print the runs of the highest memory peaks (their accounts, partitions, CPU): where
+        a memory target is missed, which runs miss it."""
+        for record in sorted(
+            records, key=lambda r: -self.memory.peaks.get(r.dagster_run.run_id, 0.0)
+        )[:count]:
+            run = record.dagster_run
+            accounts = run.tags[ACCOUNTS_TAG].split(",")
+            print(
+                f"run {run.run_id[:8]}: {self.memory.peaks.get(run.run_id, 0.0):.0f} MiB, "
+                f"{self.memory.cpu.get(run.run_id, 0.0):.0f} CPU-s, {len(accounts)} accounts "
+                f"from {accounts[0]}, {run.tags.get(RANGE_START_TAG, 'current state')}"
+                f"..{run.tags.get(RANGE_END_TAG, '')}",
+                flush=True,
+            )
 
     def cpu_per_account(self, records: list[dg.RunRecord]) -> tuple[float, float]:
         """The median CPU seconds per account of the first and of the last quarter of
