@@ -153,11 +153,10 @@ def lake_rows(
     dest: Destination, schema: TableSchema, accounts: list[str], start: date, end: date
 ) -> pl.LazyFrame:
     """The lake's rows of `accounts` over [start, end] (only the files of those days that may
-    hold those accounts are opened)."""
-    data = dest.lake.dataset(schema.name, days=days_of(start, end), accounts=accounts)
-    if data is None:
+    hold those accounts are read)."""
+    rows = dest.lake.scan(schema.name, days=days_of(start, end), accounts=accounts)
+    if rows is None:
         return pl.LazyFrame(schema=schema.polars_schema)
-    rows = pl.scan_pyarrow_dataset(data).filter(pl.col("account_id").is_in(accounts))
     return schema.conformed(rows)
 
 
