@@ -278,4 +278,7 @@ def test_a_warehouse_rewritten_build_after_build_stays_the_size_of_its_data(root
         warehouse = root / "home" / WAREHOUSE_FILE
         assert unused_share(warehouse) < UNUSED_SHARE, clicks
         sizes.append(warehouse.stat().st_size)
-    assert max(sizes) < 1.5 * min(sizes), sizes
+    # Growth, not shrinking: the first build from nothing was once 6.5 MB under the suite's
+    # load and its copies 3.7 MB, each under a quarter unused (likely DuckDB's row groups per
+    # thread, which the load varies).
+    assert max(sizes[1:]) < 1.5 * sizes[0], sizes
