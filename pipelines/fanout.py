@@ -69,23 +69,24 @@ def pack_accounts(
     days (bench/SCALE.md). Deterministic: the same accounts and sizes give the same packs,
     so the schedule's run keys are stable."""
     alone = rows_per_run // 2
-    packs: list[Pack] = []
-    accounts: list[str] = []
-    rows = 0
+    packs: list[list[str]] = []
+    rows: list[int] = []
     for account in sorted(rows_per_day):
         work = rows_per_day[account] * max(days, 1)
-        full = rows + work > rows_per_run or len(accounts) == accounts_per_run
-        if accounts and (work >= alone or full):
-            packs.append(Pack(tuple(accounts), rows))
-            accounts, rows = [], 0
-        accounts.append(account)
-        rows += work
-        if work >= alone:
-            packs.append(Pack(tuple(accounts), rows))
-            accounts, rows = [], 0
-    if accounts:
-        packs.append(Pack(tuple(accounts), rows))
-    return packs
+        joins = (
+            packs
+            and work < alone
+            and rows_per_day[packs[-1][0]] * max(days, 1) < alone  # not a large account's own
+            and rows[-1] + work <= rows_per_run
+            and len(packs[-1]) < accounts_per_run
+        )
+        if joins:
+            packs[-1].append(account)
+            rows[-1] += work
+        else:
+            packs.append([account])
+            rows.append(work)
+    return [Pack(tuple(p), r) for p, r in zip(packs, rows, strict=True)]
 
 
 def short_digest(text: str) -> str:
