@@ -229,9 +229,9 @@ class Bench:
             / len(r.dagster_run.tags[ACCOUNTS_TAG].split(","))
             for r in started
         ]
-        quarter = max(len(per_account) // 4, 1)
         if not per_account:
             return 0.0, 0.0
+        quarter = max(len(per_account) // 4, 1)
         return statistics.median(per_account[:quarter]), statistics.median(per_account[-quarter:])
 
     def floor(self, since: float) -> tuple[float, float, int]:

@@ -52,7 +52,7 @@ def test_packing_is_the_same_every_time_whatever_the_order(rows_per_day, days):
 def test_a_pack_holds_neighbouring_accounts(rows_per_day, days):
     """The packs, one after the other, hold the accounts in the order of their ids: no account
     of another pack sorts between a pack's first and last, so its files' `account_id`
-    statistics exclude every other pack's (`Lake.dataset`)."""
+    statistics exclude every other pack's (`Lake.scan`)."""
     packs = pack_accounts(rows_per_day, days, BUDGET, COUNT)
     assert [account for pack in packs for account in pack.accounts] == sorted(rows_per_day)
 
