@@ -32,15 +32,26 @@ RETRY_TAG_PREFIX = "adwh/retry-accounts."
 # The job of the packs' runs: every table, not the warehouse (built once after them all).
 EXTRACT_JOB = "extract"
 
-# A pack's size. Rows per run: what one run extracts in about a minute here, its fixed cost a
-# few percent of it; an account whose own days reach half of it runs alone. Accounts per run:
-# a run fetches its accounts one after another per table, so ten small accounts (~1,700 pages
-# in 30 days of the sandbox's `small`) already make its start-up a small part, and a backfill
-# of fifty still spreads over the run queue's slots rather than waiting on one run.
+# A pack's size, by the work its accounts are expected to bring (rows: each account's rows on
+# the lake's newest day, times its days). A run costs ~15 CPU-s before its first page (Dagster
+# and the definitions loaded, a commit per table, its events); a small account's day is a few
+# hundred rows and a fraction of a CPU-second (bench/SCALE.md). So a pack is filled to the day's
+# work spread over PACKS_AT_LEAST runs (twice the runs deploy/dagster.yaml lets one key run at
+# once, so the slots stay busy to the end and no pack is a long tail), never past ROWS_PER_RUN
+# (what one run extracts in about a minute here) nor under MIN_ROWS_PER_RUN (where the start-up
+# would be half a run's work). An account of half a pack's rows or more runs alone.
 ROWS_PER_RUN = 200_000
-ACCOUNTS_PER_RUN = 10
-# An account the lake holds nothing of yet is guessed small: its first runs measure it.
+MIN_ROWS_PER_RUN = 20_000
+PACKS_AT_LEAST = 8
+# An account the lake holds nothing of yet is guessed small, and its first runs measure it; a
+# guess may be wrong a hundredfold (a `large` account), so a pack takes at most this many
+# guesses, which bounds what a wrong one costs a run.
 UNKNOWN_ROWS_PER_DAY = 500
+GUESSES_PER_RUN = 10
+# A pack is a run tag, and PostgreSQL indexes Dagster's run tags by value: a b-tree entry holds
+# at most 2,704 bytes. Ids are opaque strings of any length (the spec), so a pack is bounded by
+# its tag's characters, not its count: 80 ids of 24 characters with their commas.
+TAG_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -51,16 +62,25 @@ class Pack:
     rows: int
 
 
+def pack_budget(work: Mapping[str, int]) -> int:
+    """The rows a pack is filled to: the whole work spread over PACKS_AT_LEAST runs, within
+    [MIN_ROWS_PER_RUN, ROWS_PER_RUN]. A day's catch-up of many small accounts makes few large
+    packs; a backfill's months of them fill each pack to ROWS_PER_RUN."""
+    spread = -(-sum(work.values()) // PACKS_AT_LEAST)
+    return min(ROWS_PER_RUN, max(MIN_ROWS_PER_RUN, spread))
+
+
 def pack_accounts(
-    rows_per_day: Mapping[str, int],
-    days: int,
-    rows_per_run: int = ROWS_PER_RUN,
-    accounts_per_run: int = ACCOUNTS_PER_RUN,
+    work: Mapping[str, int],
+    budget: int,
+    guessed: frozenset[str] = frozenset(),
+    guesses_per_run: int = GUESSES_PER_RUN,
+    tag_chars: int = TAG_CHARS,
 ) -> list[Pack]:
-    """Accounts (each with its expected rows per day) packed into runs of `days` days: an
-    account expected to bring half a run's rows or more runs alone; the others, in the order
-    of their ids, fill a pack until the next one would pass its rows or its count (or runs
-    alone).
+    """Accounts (each with the rows it is expected to bring) packed into runs: an account
+    expected to bring half the budget or more runs alone; the others, in the order of their
+    ids, fill a pack until the next one would pass its rows, its guesses (accounts in
+    `guessed`) or its tag's characters.
 
     Neighbouring ids, not the best fit by size: a pack's files then hold a narrow range of
     `account_id`, so the Delta statistics of every other pack's files exclude them, and a
@@ -68,24 +88,25 @@ def pack_accounts(
     spread their ids over the whole range, and each run read every earlier run's files of its
     days (bench/SCALE.md). Deterministic: the same accounts and sizes give the same packs,
     so the schedule's run keys are stable."""
-    alone = rows_per_run // 2
+    alone = budget // 2
     packs: list[list[str]] = []
     rows: list[int] = []
-    for account in sorted(rows_per_day):
-        work = rows_per_day[account] * max(days, 1)
+    for account in sorted(work):
+        last = packs[-1] if packs else []
         joins = (
-            packs
-            and work < alone
-            and rows_per_day[packs[-1][0]] * max(days, 1) < alone  # not a large account's own
-            and rows[-1] + work <= rows_per_run
-            and len(packs[-1]) < accounts_per_run
+            last
+            and work[account] < alone
+            and work[last[0]] < alone  # not a large account's own
+            and rows[-1] + work[account] <= budget
+            and sum(a in guessed for a in (*last, account)) <= guesses_per_run
+            and len(",".join((*last, account))) <= tag_chars
         )
         if joins:
-            packs[-1].append(account)
-            rows[-1] += work
+            last.append(account)
+            rows[-1] += work[account]
         else:
             packs.append([account])
-            rows.append(work)
+            rows.append(work[account])
     return [Pack(tuple(p), r) for p, r in zip(packs, rows, strict=True)]
 
 
@@ -138,7 +159,9 @@ def pack_runs(
     held = Destination.of(settings).lake.rows_per_account_day()
     own = days if isinstance(days, Mapping) else dict.fromkeys(wanted, days)
     work = {account: held.get(account, UNKNOWN_ROWS_PER_DAY) * own[account] for account in wanted}
+    guessed = frozenset(wanted) - held.keys()
     key = key_tag(settings)
     return [
-        {ACCOUNTS_TAG: ",".join(pack.accounts), KEY_TAG: key} for pack in pack_accounts(work, 1)
+        {ACCOUNTS_TAG: ",".join(pack.accounts), KEY_TAG: key}
+        for pack in pack_accounts(work, pack_budget(work), guessed)
     ]

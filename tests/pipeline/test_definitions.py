@@ -10,7 +10,7 @@ from assets.definitions import daily_schedule, defs
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from assets.resources import ServiceResource, WarehouseResource
 from pipelines.catch_up import CATCH_UP_TAG
-from pipelines.fanout import ACCOUNTS_PER_RUN, ACCOUNTS_TAG, KEY_TAG
+from pipelines.fanout import ACCOUNTS_TAG, GUESSES_PER_RUN, KEY_TAG
 from pipelines.sources import SOURCES
 from sandbox.service import SandboxService
 from tests.conftest import FIRST_DAY, SECRET, TODAY, serving
@@ -67,7 +67,7 @@ def test_daily_schedule_runs_a_new_account_from_the_start_date(home, embedded):
 
 def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monkeypatch):
     """Twelve small accounts the lake knows nothing of yet, fetched from a first day three
-    days back: two runs, ten accounts and two."""
+    days back: two runs, as many guesses as a run takes and the two left."""
     monkeypatch.setenv("ADWH_START_DATE", "2026-11-20")
     agency = SandboxService("small", TODAY, key=SECRET, clients=12)
     with serving(agency) as url:
@@ -75,7 +75,7 @@ def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monke
         monkeypatch.setenv("ADS_API_KEY", SECRET)
         requests = evaluate_schedule(datetime(2026, 11, 23, 6))
     packs = [r.tags[ACCOUNTS_TAG].split(",") for r in requests]
-    assert sorted(len(pack) for pack in packs) == [2, ACCOUNTS_PER_RUN]
+    assert sorted(len(pack) for pack in packs) == [2, GUESSES_PER_RUN]
     assert sorted(a for pack in packs for a in pack) == sorted(a.id for a in agency.accounts)
     assert len({r.run_key for r in requests}) == 2
     (key,) = {r.tags[KEY_TAG] for r in requests}

@@ -8,66 +8,104 @@ from pipelines.destination import Destination
 from pipelines.fanout import (
     ACCOUNTS_TAG,
     KEY_TAG,
+    MIN_ROWS_PER_RUN,
+    PACKS_AT_LEAST,
     ROWS_PER_RUN,
+    TAG_CHARS,
+    Pack,
     pack_accounts,
+    pack_budget,
     pack_runs,
 )
 from pipelines.settings import load_settings
 from tests.conftest import copy_of_a_run
 from warehouse.schemas import TABLES, Layout
 
-BUDGET, COUNT = 1_000, 4
+BUDGET, GUESSES, TAG = 1_000, 4, 20
 SPAN_END = "2026-11-20"
-sizes = st.dictionaries(
-    st.text("abcdef0123456789", min_size=1, max_size=6), st.integers(0, 3_000), max_size=40
-)
+ids = st.text("abcdef0123456789", min_size=1, max_size=6)
+works = st.dictionaries(ids, st.integers(0, 3_000), max_size=40)
 
 
-@given(sizes, st.integers(1, 40))
-def test_every_account_is_in_exactly_one_pack(rows_per_day, days):
-    packs = pack_accounts(rows_per_day, days, BUDGET, COUNT)
-    packed = [account for pack in packs for account in pack.accounts]
-    assert sorted(packed) == sorted(rows_per_day)
+@st.composite
+def packings(draw) -> tuple[dict[str, int], frozenset[str]]:
+    """Accounts with their expected rows, some of them guessed (the lake knew nothing)."""
+    work = draw(works)
+    guessed = draw(st.sets(st.sampled_from(sorted(work)))) if work else set()
+    return work, frozenset(guessed)
 
 
-@given(sizes, st.integers(1, 40))
-def test_a_pack_keeps_to_the_budget_and_a_large_account_runs_alone(rows_per_day, days):
-    for pack in pack_accounts(rows_per_day, days, BUDGET, COUNT):
-        assert pack.rows == sum(rows_per_day[a] * days for a in pack.accounts)
-        assert len(pack.accounts) <= COUNT
-        if len(pack.accounts) > 1:
-            assert pack.rows <= BUDGET
-            assert all(rows_per_day[a] * days < BUDGET // 2 for a in pack.accounts)
+def pack(work: dict[str, int], guessed: frozenset[str] = frozenset()) -> list[Pack]:
+    return pack_accounts(work, BUDGET, guessed, GUESSES, TAG)
 
 
-@given(sizes, st.integers(1, 40))
-def test_packing_is_the_same_every_time_whatever_the_order(rows_per_day, days):
-    reversed_order = dict(reversed(list(rows_per_day.items())))
-    assert pack_accounts(rows_per_day, days, BUDGET, COUNT) == pack_accounts(
-        reversed_order, days, BUDGET, COUNT
-    )
+@given(packings())
+def test_every_account_is_in_exactly_one_pack(packing):
+    packed = [account for p in pack(*packing) for account in p.accounts]
+    assert sorted(packed) == sorted(packing[0])
 
 
-@given(sizes, st.integers(1, 40))
-def test_a_pack_holds_neighbouring_accounts(rows_per_day, days):
+@given(packings())
+def test_a_pack_keeps_to_its_budget_guesses_and_tag_and_a_large_account_runs_alone(packing):
+    work, guessed = packing
+    for p in pack(work, guessed):
+        assert p.rows == sum(work[a] for a in p.accounts)
+        if len(p.accounts) > 1:
+            assert p.rows <= BUDGET
+            assert all(work[a] < BUDGET // 2 for a in p.accounts)
+            assert len(guessed.intersection(p.accounts)) <= GUESSES
+            assert len(",".join(p.accounts)) <= TAG
+
+
+@given(packings())
+def test_packing_is_the_same_every_time_whatever_the_order(packing):
+    work, guessed = packing
+    assert pack(work, guessed) == pack(dict(reversed(list(work.items()))), guessed)
+
+
+@given(packings())
+def test_a_pack_holds_neighbouring_accounts(packing):
     """The packs, one after the other, hold the accounts in the order of their ids: no account
     of another pack sorts between a pack's first and last, so its files' `account_id`
     statistics exclude every other pack's (`Lake.scan`)."""
-    packs = pack_accounts(rows_per_day, days, BUDGET, COUNT)
-    assert [account for pack in packs for account in pack.accounts] == sorted(rows_per_day)
+    assert [a for p in pack(*packing) for a in p.accounts] == sorted(packing[0])
 
 
-@given(st.integers(1, 60), st.integers(0, BUDGET // 2 - 1))
-def test_equal_small_accounts_fill_packs_as_far_as_budget_and_count_allow(accounts, rows):
-    """As few runs as the rows and the count per run allow: no pack is closed early."""
-    packs = pack_accounts({f"a{i}": rows for i in range(accounts)}, 1, BUDGET, COUNT)
-    per_pack = min(COUNT, BUDGET // rows) if rows else COUNT
+@given(st.integers(1, 60), st.integers(0, BUDGET // 2 - 1), st.booleans())
+def test_equal_small_accounts_fill_packs_as_far_as_their_limits_allow(accounts, rows, guessed):
+    """As few runs as the rows, the guesses and the tag allow: no pack is closed early."""
+    work = {f"a{i:02}": rows for i in range(accounts)}  # three characters and a comma each
+    packs = pack(work, frozenset(work) if guessed else frozenset())
+    per_pack = min(BUDGET // rows if rows else accounts, (TAG + 1) // 4)
+    if guessed:
+        per_pack = min(per_pack, GUESSES)
     assert len(packs) == -(-accounts // per_pack)
 
 
 def test_a_large_account_alone_and_the_small_ones_together():
-    packs = pack_accounts({"big": 600, "s1": 10, "s2": 20, "s3": 5}, 1, BUDGET, COUNT)
+    packs = pack({"big": 600, "s1": 10, "s2": 20, "s3": 5})
     assert [p.accounts for p in packs] == [("big",), ("s1", "s2", "s3")]
+
+
+@given(st.lists(st.integers(0, 5_000), max_size=2_000))
+def test_a_pack_budget_spreads_the_work_within_its_bounds(rows):
+    """A day of many small accounts is spread over PACKS_AT_LEAST packs; a little work makes
+    one pack (start-up would outweigh it), a month of many accounts packs of ROWS_PER_RUN."""
+    work = {f"a{i}": r for i, r in enumerate(rows)}
+    budget = pack_budget(work)
+    assert MIN_ROWS_PER_RUN <= budget <= ROWS_PER_RUN
+    if MIN_ROWS_PER_RUN < budget < ROWS_PER_RUN:
+        assert budget * PACKS_AT_LEAST >= sum(rows) > (budget - 1) * PACKS_AT_LEAST
+
+
+def test_a_thousand_small_accounts_day_makes_a_few_full_packs():
+    """The daily catch-up of an agency: 1,000 accounts the lake knows, ~400 rows each (three
+    days of the sandbox's `small`), ids of 24 characters: packs as long as the tag allows,
+    about a dozen, where packs of ten made a hundred runs."""
+    work = {f"{i:024x}": 400 for i in range(1_000)}
+    packs = pack_accounts(work, pack_budget(work))
+    assert {len(p.accounts) for p in packs[:-1]} == {TAG_CHARS // 25}
+    assert len(packs) == 13
 
 
 def test_runs_are_packed_by_what_the_lake_holds_of_each_account(home, embedded, tmp_path_factory):
