@@ -400,7 +400,7 @@ def command_check(settings: Settings) -> int:
 def command_ui(port: int, verbose: bool) -> NoReturn:
     """`dg dev`, Dagster's way to run a project locally, from the repository's root, with
     DAGSTER_HOME at the instance `adwh` records to. Warnings only unless `verbose`: Dagster's
-    daemon logs two INFO lines per sensor tick (every 30 s each), which the UI's tick history
+    daemon logs two INFO lines per sensor tick (every 10 or 30 s), which the UI's tick history
     shows anyway, so the URL is printed here."""
     import os
 
