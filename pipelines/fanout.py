@@ -33,8 +33,8 @@ RETRY_TAG_PREFIX = "adwh/retry-accounts."
 EXTRACT_JOB = "extract"
 
 # A pack's size, by the work its accounts are expected to bring (rows: each account's rows on
-# the lake's newest day, times its days). A run costs ~15 CPU-s before its first page (Dagster
-# and the definitions loaded, a commit per table, its events); a small account's day is a few
+# the lake's newest day, times its days). A run costs ~7 CPU-s whatever its pack (Dagster and
+# the definitions loaded, a commit per table, its events); a small account's day is a few
 # hundred rows and a fraction of a CPU-second (bench/SCALE.md). So a pack is filled to the day's
 # work spread over PACKS_AT_LEAST runs (twice the runs deploy/dagster.yaml lets one key run at
 # once, so the slots stay busy to the end and no pack is a long tail), never past ROWS_PER_RUN
