@@ -52,9 +52,6 @@ CHECKPOINT_INTERVAL = "10"
 TABLE_PROPERTIES = {"delta.checkpointInterval": CHECKPOINT_INTERVAL}
 # A data file an object store was still writing (`part-….parquet#1`) when its writer died.
 STAGED = re.compile(r"\.parquet#\d+$")
-# Which partitions a read opens: some days, or every day from one on (`(">=", day)`).
-DayFilter = list[date] | tuple[str, date] | None
-DAY_FILTERS = {">=": pl.Expr.__ge__, ">": pl.Expr.__gt__, "<=": pl.Expr.__le__, "<": pl.Expr.__lt__}
 # Files the log does not name (a writer killed before its commit) are removed by a full vacuum
 # once they are this old: younger ones may belong to a writer still at work in another process.
 ORPHAN_HOURS = 1
@@ -373,30 +370,29 @@ class Lake:
         return len(self.table(name).file_uris())
 
     def dataset(
-        self, name: str, version: int | None = None, days: DayFilter = None
+        self, name: str, version: int | None = None, days: list[date] | None = None
     ) -> "pads.Dataset | None":
         """The table (as of `version`) as a PyArrow dataset, which DuckDB and Polars read
-        without a Delta extension; or None before its first publish. With `days` (a list of
-        days, or `(">=", day)`), only those partitions' files: a dataset costs a few
-        milliseconds per file to open, which over years of daily partitions is seconds (a
-        run's own reads go through `scan`)."""
+        without a Delta extension; or None before its first publish. With `days`, only those
+        partitions' files: a dataset costs a few milliseconds per file to open, which over
+        years of daily partitions is seconds (a run's own reads go through `scan`)."""
         table = self.table(name, version)
         if table is None:
             return None
         if days is None:
             return table.to_pyarrow_dataset()
-        if isinstance(days, tuple):
-            op, day = days
-            where = [("date", op, day.isoformat())]
-        else:
-            where = [("date", "in", [day.isoformat() for day in days])]
+        where = [("date", "in", [day.isoformat() for day in days])]
         return table.to_pyarrow_dataset(file_pruning_predicate=where)
 
     def scan(
-        self, name: str, days: DayFilter = None, accounts: Iterable[str] | None = None
+        self,
+        name: str,
+        days: list[date] | None = None,
+        since: date | None = None,
+        accounts: Iterable[str] | None = None,
     ) -> pl.LazyFrame | None:
-        """The rows of table `name` on `days` (a list of days, or `(">=", day)`) of
-        `accounts`, as Polars reads a Delta table; or None before its first publish.
+        """The rows of table `name` on `days`, or from `since` on, of `accounts`, as Polars
+        reads a Delta table; or None before its first publish.
 
         What a run reads of the lake while a thousand other accounts' files are there: Polars
         skips the files whose partition or `account_id` statistics exclude the filter, from
@@ -407,11 +403,10 @@ class Lake:
         if table is None:
             return None
         rows = pl.scan_delta(table)
-        if isinstance(days, tuple):
-            op, day = days
-            rows = rows.filter(DAY_FILTERS[op](pl.col("date"), day))
-        elif days is not None:
-            rows = rows.filter(pl.col("date").is_in(list(days)))
+        if days is not None:
+            rows = rows.filter(pl.col("date").is_in(days))
+        if since is not None:
+            rows = rows.filter(pl.col("date") >= since)
         if accounts is not None:
             rows = rows.filter(pl.col("account_id").is_in(sorted(set(accounts))))
         return rows
@@ -506,7 +501,7 @@ class Lake:
         """Each of `accounts`' first date of table `name` from `since` on with a row meeting
         `condition` (SQL); only those partitions, and the files that may hold those accounts,
         are read."""
-        rows = self.scan(name, days=(">=", since), accounts=accounts)
+        rows = self.scan(name, since=since, accounts=accounts)
         if rows is None:
             return {}
         query = f"SELECT account_id, min(date) FROM self WHERE {condition} GROUP BY account_id"

@@ -343,7 +343,7 @@ def test_a_read_of_some_accounts_opens_only_the_files_that_may_hold_them(tmp_pat
         ("a", 4),
         ("c", 4),
     ]
-    assert lake.scan("campaign_metrics", days=(">", D1), accounts=["c"]).collect().height == 4
+    assert lake.scan("campaign_metrics", since=days(3)[1], accounts=["c"]).collect().height == 4
     assert lake.earliest_by_account("campaign_metrics", "clicks = 1", D1, ["c"]) == {"c": D1}
     assert lake.earliest_by_account("campaign_metrics", "clicks = 1", D1, []) == {}
 
