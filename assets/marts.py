@@ -100,9 +100,10 @@ def warehouse_marts(
     in it, swap it in; a failed model or test leaves the old warehouse in place and fails the
     step naming it.
 
-    The lake's vacuum runs here, not after each extraction: runs of other accounts may still be
-    rewriting a partition whose replaced files a vacuum would remove under them, and this step
-    starts once no run is in progress (`assets/automation.py`)."""
+    The lake's housekeeping runs here, not after each extraction: runs of other accounts may
+    still be rewriting a partition whose replaced files a vacuum would remove under them, or
+    that a clustering would rewrite beside them, and this step starts once no run is in
+    progress (`assets/automation.py`)."""
     # The build's code, imported here and not with the definitions (see the module's docstring).
     from warehouse.build import build_warehouse
     from warehouse.marts import MartError
@@ -110,12 +111,15 @@ def warehouse_marts(
     destination = warehouse.destination()
     try:
         built = build_warehouse(
-            destination.home, destination.lake, TABLES, run_id=context.run.run_id, vacuum=True
+            destination.home, destination.lake, TABLES, run_id=context.run.run_id, tidy=True
         )
     except MartError as error:
         yield from _reported(context, error.results, only=dg.AssetCheckResult)
         raise
-    context.log.info(f"lake vacuumed: {built.vacuumed} replaced files removed")
+    context.log.info(
+        f"lake: {built.tended.clustered} files clustered by account, "
+        f"{built.tended.vacuumed} replaced files removed"
+    )
     read = [f"{t.table}: {'all' if t.whole else t.days} days" for t in built.loaded if t.days]
     context.log.info(f"loaded from the lake: {'; '.join(read) or 'nothing changed'}")
     models = [r.name for r in built.results if r.resource_type == "model" and r.status != "kept"]

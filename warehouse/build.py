@@ -31,7 +31,7 @@ import duckdb
 from filelock import FileLock
 
 from warehouse.dbt_project import models_in_order, project_digest
-from warehouse.lake import Lake, loaded_from, sql_string
+from warehouse.lake import Lake, Tended, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import NodeResult, build_marts, plan
 from warehouse.schema_log import SchemaLog
@@ -133,12 +133,12 @@ def functions_sql() -> str:
 @dataclass(frozen=True)
 class Built:
     """What a build did: each table's load, its models' and tests' results (a model dbt did
-    not need to build is `kept`), whether dbt ran, and the lake files its vacuum removed."""
+    not need to build is `kept`), whether dbt ran, and what its housekeeping did to the lake."""
 
     loaded: list[Loaded]
     results: list[NodeResult]
     by_dbt: bool
-    vacuumed: int = 0
+    tended: Tended = field(default_factory=Tended)
     # Each table's and model's columns with their DuckDB types, in order.
     columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
@@ -148,20 +148,21 @@ def build_warehouse(
     lake: Lake,
     tables: Iterable[TableSchema],
     run_id: str = "build",
-    vacuum: bool = False,
+    tidy: bool = False,
 ) -> Built:
     """Bring `warehouse.duckdb` in `home` up to `lake` with its marts, and swap it in; with
-    `vacuum`, each lake table is vacuumed first (`Lake.tidy`). When a model or test fails, the
-    old warehouse stays as it was and MartError names the failure; when dbt ran, its artifacts
-    stay in `home/dbt/<run_id>` for a look.
+    `tidy`, the lake is tended first (its crowded partitions clustered, then vacuumed:
+    `Lake.snapshots`). When a model or test fails, the old warehouse stays as it was and
+    MartError names the failure; when dbt ran, its artifacts stay in `home/dbt/<run_id>` for
+    a look.
 
     One build at a time per home (a lock file): two would each start from the same old file,
     and the second swap would drop what the first loaded."""
     with FileLock(home / ".warehouse.lock"):  # hidden, like the CLI's `.adwh.lock`
-        return _build(home, lake, list(tables), run_id, vacuum)
+        return _build(home, lake, list(tables), run_id, tidy)
 
 
-def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuum: bool) -> Built:
+def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, tidy: bool) -> Built:
     target = home / WAREHOUSE_FILE
     for stale in home.glob(f"{WAREHOUSE_FILE}.building-*"):
         stale.unlink()
@@ -173,7 +174,7 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
         schemas = [log.schema(schema) for schema in tables]  # with the columns added since
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             names = lake_tables(lake, schemas)
-            changes, vacuumed = lake.snapshots(names, vacuum, held_versions(con))
+            changes, tended = lake.snapshots(names, tidy, held_versions(con))
             loaded = refresh(con, lake, schemas, changes)
             _schema_changes(con, log)
             con.execute(functions_sql())
@@ -190,7 +191,7 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, vacuu
         shutil.rmtree(artifacts, ignore_errors=True)
         with contextlib.suppress(OSError):  # kept while another build's artifacts are there
             artifacts.parent.rmdir()
-        return Built(loaded, results, planned is not None, vacuumed, columns)
+        return Built(loaded, results, planned is not None, tended, columns)
     finally:
         building.unlink(missing_ok=True)
         Path(f"{building}.wal").unlink(missing_ok=True)

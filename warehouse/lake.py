@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 import polars as pl
@@ -62,6 +62,18 @@ ORPHAN_HOURS = 1
 # lasts minutes, not a day) and swept.
 WRITERS = "_writers"
 MARK_HOURS = 24
+# A partition the runs left in more files than this is clustered by the next warehouse build
+# (`Lake.cluster`): each run writes one file per partition it covers, so after a backfill of a
+# thousand accounts a day held ~400 files, and every run after it paid for each of them (an
+# open table holds every file's statistics: ~7 MiB and ~150 ms a table of 12,000 files).
+CROWDED_FILES = 16
+# A clustered partition is cut in about this many files, each a narrow range of account ids
+# (the runs' packs are too: pipelines/fanout.py), so that a pack's replace rewrites one or two
+# of them, not the whole day; none is made smaller than CLUSTER_MIN_BYTES.
+CLUSTERS_PER_PARTITION = 8
+CLUSTER_MIN_BYTES = 1 << 20
+# One z-order reads its partitions into memory: a build clusters at most this much at a time.
+CLUSTER_BATCH_BYTES = 64 << 20
 # Where the current rows of each current-state table live: `lake/current/<table>/`, one
 # unpartitioned Delta table beside the dated snapshots (`lake/<table>/date=…/`).
 CURRENT = "current"
@@ -140,6 +152,14 @@ class Snapshot:
 
     version: int
     files: dict[str, date | None]
+
+
+class Tended(NamedTuple):
+    """What a build's housekeeping did to the lake: the files its clustering rewrote, and
+    those its vacuum removed."""
+
+    clustered: int = 0
+    vacuumed: int = 0
 
 
 @dataclass(frozen=True)
@@ -424,31 +444,70 @@ class Lake:
         return Snapshot(table.version(), dict(zip(paths, days, strict=True)))
 
     def snapshots(
-        self, names: Iterable[str], vacuum: bool = False, held: dict[str, int] | None = None
-    ) -> tuple[dict[str, Snapshot | None], int]:
-        """What a warehouse build reads of each table, and the files its vacuum removed.
+        self, names: Iterable[str], tidy: bool = False, held: dict[str, int] | None = None
+    ) -> tuple[dict[str, Snapshot | None], "Tended"]:
+        """What a warehouse build reads of each table, and what its housekeeping did.
 
         Each table's current version is listed whole (delta-rs replays its log since the last
         checkpoint and lists every file: O(files); it has no public reading of a range of
         commits), the tables side by side (outside the GIL); the build compares the files with
-        those it loaded. With `vacuum`, a table is vacuumed first (`tidy`) when there may be
-        something to remove: it is new to the build (not in `held`), a commit since the
-        version held replaced files, history is kept for some hours (what it keeps may have
-        expired since), or a writer left a mark."""
+        those it loaded. With `tidy`, a table's crowded partitions are clustered first
+        (`cluster`: the build then loads the clustered files, not the runs'), and it is
+        vacuumed (`tidy`) when there may be something to remove: it is new to the build (not
+        in `held`), a commit since the version held replaced files, history is kept for some
+        hours (what it keeps may have expired since), or a writer left a mark."""
         held = held or {}
 
-        def current(name: str) -> tuple[Snapshot | None, int]:
-            removed = 0
-            if vacuum and (
-                self.replaced_since(name, held.get(name)) or self.keep_hours or self._marks(name)
-            ):
-                removed = self.tidy([name])
-            return self.snapshot(name), removed
+        def current(name: str) -> tuple[Snapshot | None, Tended]:
+            clustered = removed = 0
+            if tidy:
+                clustered = self.cluster(name)
+                if (
+                    self.replaced_since(name, held.get(name))
+                    or self.keep_hours
+                    or self._marks(name)
+                ):
+                    removed = self.tidy([name])
+            return self.snapshot(name), Tended(clustered, removed)
 
         names = list(names)
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             found = dict(zip(names, pool.map(current, names), strict=True))
-        return {name: got[0] for name, got in found.items()}, sum(n for _, n in found.values())
+        tended = Tended(
+            *(sum(counts) for counts in zip(*(t for _, t in found.values()), strict=True))
+        )
+        return {name: got[0] for name, got in found.items()}, tended
+
+    def cluster(self, name: str) -> int:
+        """Rewrite the crowded partitions of table `name` (more than CROWDED_FILES files) into
+        files clustered by `account_id`, about CLUSTERS_PER_PARTITION each; return the files
+        replaced. The rows stay the same (a commit that changes no data).
+
+        A run's replace then rewrites only the files whose ids its pack holds, and every open
+        of the table reads a few files' statistics a day instead of one per run that wrote it.
+        Only while no run writes, in the warehouse build: delta-rs fails a compaction that
+        meets a concurrent replace (the layout then waits for the next build), and a replace
+        that meets one is tried again on the new version (`_replace`)."""
+        table = self.table(name)
+        if table is None:
+            return 0
+        crowded = _crowded(pl.from_arrow(pa.table(table.get_add_actions(flatten=True))))
+        replaced = 0
+        for days, target in _batches(crowded):
+            where = [("date", "in", days)] if days else None
+            try:
+                with self._writing(name):
+                    metrics = table.optimize.z_order(
+                        ["account_id"], partition_filters=where, target_size=target
+                    )
+            except CommitFailedError:
+                break
+            replaced += metrics["numFilesRemoved"]
+        if replaced:
+            # The z-order's commit names every file it replaced; a checkpoint spares each
+            # later open of the table from replaying it.
+            table.create_checkpoint()
+        return replaced
 
     def replaced_since(self, name: str, version: int | None) -> bool:
         """Whether a commit of table `name` after `version` removed files (or whether it may
@@ -631,6 +690,39 @@ def in_lake_columns(
     if "date" not in conformed.columns:  # a current-state table's snapshot day
         conformed = conformed.with_columns(frame["date"])
     return conformed.select(target.names).to_arrow().cast(target).to_batches()
+
+
+def _crowded(files: pl.DataFrame) -> pl.DataFrame:
+    """Of a table's files (`get_add_actions`), the days with a crowded partition (one null day:
+    a table without partitions), with those partitions' bytes and number."""
+    keys = [column for column in files.columns if column.startswith("partition.")]
+    day = pl.col("partition.date").cast(pl.String) if keys else pl.lit(None, pl.String)
+    partitions = files.group_by(keys or pl.lit(0)).agg(
+        day.first().alias("day"), pl.col("size_bytes").sum().alias("bytes"), pl.len()
+    )
+    crowded = partitions.filter(pl.col("len") > CROWDED_FILES)
+    return crowded.group_by("day").agg(pl.col("bytes").sum(), pl.len()).sort("day")
+
+
+def _batches(crowded: pl.DataFrame) -> Iterator[tuple[list[str], int]]:
+    """The crowded days in batches of about CLUSTER_BATCH_BYTES, each with the target size of
+    its files (a partition's bytes over CLUSTERS_PER_PARTITION)."""
+    days: list[str] = []
+    held = partitions = 0
+    for day, size, count in crowded.select("day", "bytes", "len").iter_rows():
+        if day is not None:
+            days.append(day)
+        held += size
+        partitions += count
+        if held >= CLUSTER_BATCH_BYTES:
+            yield days, _target(held, partitions)
+            days, held, partitions = [], 0, 0
+    if partitions:
+        yield days, _target(held, partitions)
+
+
+def _target(size: int, partitions: int) -> int:
+    return max(CLUSTER_MIN_BYTES, size // (partitions * CLUSTERS_PER_PARTITION))
 
 
 def _storage(table: DeltaTable) -> pafs.FileSystem:

@@ -64,12 +64,12 @@ def test_builds_that_know_their_versions_equal_a_build_from_nothing(tmp_path):
     home.mkdir()
     lake.publish(CAMPAIGN_METRICS, metrics("a", SPAN, 1), SPAN, ["a"])
     for n, account in enumerate(["b", "a", "b"], start=2):
-        build_warehouse(home, lake, TABLES.values(), vacuum=True)
+        build_warehouse(home, lake, TABLES.values(), tidy=True)
         lake.publish(CAMPAIGN_METRICS, metrics(account, SPAN[n:], n), SPAN[n:], [account])
     with duckdb.connect(str(home / WAREHOUSE_FILE), read_only=True) as con:
         held = dict(con.execute(f"SELECT * FROM {VERSIONS_TABLE}").fetchall())
     assert held[CAMPAIGN_METRICS.name] == lake.snapshot(CAMPAIGN_METRICS.name).version - 1
-    build_warehouse(home, lake, TABLES.values(), vacuum=True)
+    build_warehouse(home, lake, TABLES.values(), tidy=True)
     assert contents(home) == from_nothing(lake, tmp_path)
 
     lake.publish(CAMPAIGN_METRICS, metrics("a", SPAN[:1], 9), SPAN[:1], ["a"])
@@ -80,7 +80,7 @@ def test_builds_that_know_their_versions_equal_a_build_from_nothing(tmp_path):
     table.create_checkpoint()
     table.cleanup_metadata()
     assert len(table.history(limit=table.version())) == 1
-    build_warehouse(home, lake, TABLES.values(), vacuum=True)  # its history ends: vacuumed
+    build_warehouse(home, lake, TABLES.values(), tidy=True)  # its history ends: vacuumed
     assert contents(home) == from_nothing(lake, tmp_path)
 
 
