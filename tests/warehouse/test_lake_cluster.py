@@ -7,11 +7,12 @@ import itertools
 import polars as pl
 import pyarrow as pa
 
-from tests.warehouse.test_lake import CAMPAIGN_METRICS, days, metrics
+from tests.warehouse.test_current_state import D1, readers, take
+from tests.warehouse.test_lake import CAMPAIGN_METRICS, CAMPAIGNS, days, metrics
 from tests.warehouse.test_warehouse_load import contents, from_nothing
 from warehouse import lake as lake_module
 from warehouse.build import build_warehouse
-from warehouse.lake import CROWDED_FILES, Lake
+from warehouse.lake import CROWDED_FILES, Lake, current_table
 from warehouse.load import VERSIONS_TABLE
 from warehouse.schemas import TABLES
 
@@ -106,3 +107,20 @@ def test_a_clustered_day_is_cut_by_account_and_a_pack_rewrites_only_its_own_file
     lake.publish(CAMPAIGN_METRICS, campaigns(pack[0], day, 1_000, 2), day, pack)
     replace = lake.history(NAME, limit=1)[0]
     assert 1 <= replace.files_removed <= 2 < files.height
+
+
+def test_current_rows_crowded_by_runs_are_clustered_and_every_reader_sees_the_same(tmp_path):
+    """Each run replaces its accounts' current rows (`current/`, no partitions) with a file of
+    its own; clustered and vacuumed, they are one file that each reader the README names
+    reads as it read the runs' files."""
+    lake = Lake(tmp_path / "lake")
+    for account in ACCOUNTS:
+        take(lake, D1, {account: ["c1", "c2"]})
+    current = current_table(CAMPAIGNS.name)
+    before = readers(tmp_path / "lake")
+
+    assert lake.cluster(current) == len(ACCOUNTS)
+    lake.tidy([current])
+
+    assert len(lake.table(current).file_uris()) == 1
+    assert readers(tmp_path / "lake") == before
