@@ -445,7 +445,7 @@ class Lake:
 
     def snapshots(
         self, names: Iterable[str], tidy: bool = False, held: dict[str, int] | None = None
-    ) -> tuple[dict[str, Snapshot | None], "Tended"]:
+    ) -> tuple[dict[str, Snapshot | None], Tended]:
         """What a warehouse build reads of each table, and what its housekeeping did.
 
         Each table's current version is listed whole (delta-rs replays its log since the last
