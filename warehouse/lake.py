@@ -453,9 +453,10 @@ class Lake:
         commits), the tables side by side (outside the GIL); the build compares the files with
         those it loaded. With `tidy`, a table's crowded partitions are clustered first
         (`cluster`: the build then loads the clustered files, not the runs'), and it is
-        vacuumed (`tidy`) when there may be something to remove: it is new to the build (not
-        in `held`), a commit since the version held replaced files, history is kept for some
-        hours (what it keeps may have expired since), or a writer left a mark."""
+        vacuumed (`tidy`) when there may be something to remove: the clustering replaced
+        files, it is new to the build (not in `held`), a commit since the version held
+        replaced files, history is kept for some hours (what it keeps may have expired since),
+        or a writer left a mark."""
         held = held or {}
 
         def current(name: str) -> tuple[Snapshot | None, Tended]:
@@ -463,7 +464,8 @@ class Lake:
             if tidy:
                 clustered = self.cluster(name)
                 if (
-                    self.replaced_since(name, held.get(name))
+                    clustered
+                    or self.replaced_since(name, held.get(name))
                     or self.keep_hours
                     or self._marks(name)
                 ):
@@ -473,9 +475,8 @@ class Lake:
         names = list(names)
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             found = dict(zip(names, pool.map(current, names), strict=True))
-        tended = Tended(
-            *(sum(counts) for counts in zip(*(t for _, t in found.values()), strict=True))
-        )
+        each = [tended for _, tended in found.values()]
+        tended = Tended(sum(t.clustered for t in each), sum(t.vacuumed for t in each))
         return {name: got[0] for name, got in found.items()}, tended
 
     def cluster(self, name: str) -> int:
