@@ -14,6 +14,7 @@ from pipelines.sources.streams import (
     WORKFLOWS,
     cursor_list,
     daily_metrics,
+    listing_page,
     optimization_history,
     workflow_performance,
     workflows_and_campaigns,
@@ -125,7 +126,7 @@ def cluster_keywords(page: Page) -> list[dict]:
 CATALOG = (
     Source(
         "accounts",
-        cursor_list("/v1/accounts"),
+        listing_page(),
         (Output(s.ACCOUNTS, shape=the_extracted_account),),
     ),
     listing(s.CONNECTIONS),

@@ -31,6 +31,19 @@ def cursor_list(path: str, params: dict | None = None, dated: bool = False) -> P
     return stream
 
 
+def listing_page() -> PageStream:
+    """The page of `GET /v1/accounts` that listed the account, as the session received it:
+    the listing answers alike whichever account is chosen (spec 5, rule 7), so it is asked
+    for once a run, not once an account (`AccountRef.listed_on`)."""
+
+    async def stream(
+        session: Session, account: AccountRef, first: date, last: date
+    ) -> AsyncIterator[tuple[str, Page]]:
+        yield account.listed_on.path, account.listed_on
+
+    return stream
+
+
 async def _listed_ids(session: Session, account: AccountRef, path: str) -> list[str]:
     return [
         row["id"]

@@ -1,11 +1,13 @@
 """A run of several accounts: one account that cannot be fetched fails alone, the others are
 published, and the retry Dagster launches (with the run's tags) fetches that account alone."""
 
+import gzip
 import os
 from collections.abc import Iterator
 
 import dagster as dg
 import duckdb
+import orjson
 import polars as pl
 import pytest
 
@@ -68,14 +70,16 @@ def test_an_account_that_cannot_be_fetched_fails_alone_and_is_named(home, agency
     assert accounts_in_lake(home) == {a.id for a in agency.accounts}
 
 
-def extract(instance: dg.DagsterInstance, tags: dict[str, str]) -> dg.DagsterRun:
-    """The extract job's step of `TABLE` over SPAN, in process, tagged as the queue's runs are."""
+def extract(
+    instance: dg.DagsterInstance, tags: dict[str, str], table: str = TABLE
+) -> dg.DagsterRun:
+    """The extract job's step of `table` over SPAN, in process, tagged as the queue's runs are."""
     result = defs.resolve_job_def("extract").execute_in_process(
         instance=instance,
         run_config={**QUIET, "resources": {"service": {"config": FEW_RETRIES}}},
         tags={**range_tags(*SPAN), **tags},
         raise_on_error=False,
-        asset_selection=[dg.AssetKey(TABLE)],
+        asset_selection=[dg.AssetKey(table)],
     )
     return instance.get_run_by_id(result.run_id)
 
@@ -113,3 +117,27 @@ def test_an_account_withdrawn_after_packing_fails_alone(home, agency):
     with open_instance() as instance:
         failed_alone(instance, everyone, account)
     assert accounts_in_lake(home) == set(everyone) - {account}
+
+
+def test_the_key_s_accounts_are_listed_once_a_run_and_each_lands_the_page_that_lists_it(
+    home, agency, monkeypatch
+):
+    """`accounts` keeps each account's own row, and the listing holds every account of the
+    key: paged through once a run (two pages here), not once per account."""
+    monkeypatch.setattr("pipelines.client.paging.CURSOR_PAGE", 2)
+    everyone = sorted(a.id for a in agency.accounts)
+    agency.requests.clear()
+    with open_instance() as instance:
+        run = extract(instance, {ACCOUNTS_TAG: ",".join(everyone)}, "accounts")
+    assert run.status is dg.DagsterRunStatus.SUCCESS
+    listings = [r for r in agency.requests if r.path == "/v1/accounts"]
+    assert len(listings) == 2
+    rows = pl.scan_pyarrow_dataset(Lake(home / "lake").dataset("accounts")).collect()
+    assert sorted(rows.select("account_id", "id").rows()) == [(a, a) for a in everyone]
+    assert dict(rows.select("id", "name").rows()) == {a.id: a.name for a in agency.accounts}
+    first, second, third = agency.accounts  # as the key lists them: the third on page 2
+    landed = [
+        orjson.loads(gzip.decompress(page.read_bytes()))["request"]
+        for page in (home / "raw" / "accounts" / f"account={third.id}").rglob("page-*.json.gz")
+    ]
+    assert [request["params"].get("starting_after") for request in landed] == [second.id]
