@@ -9,7 +9,7 @@ UV = $$(command -v uv || echo .venv-uv/bin/uv)
 # modules an extraction run loads, ~0.1 s of every run process's start.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: demo test lint format bench bench-scale soak profile dagster screenshots clean
+.PHONY: demo test lint format bench bench-scale soak profile profile-pack dagster screenshots clean
 
 # What the product, the sandbox, DuckDB's shell and the UI need, without the test tools (the
 # `dev` group, which `make test` adds). Quiet: one line, not a line per package. --inexact: a
@@ -69,6 +69,12 @@ soak: $(BIN)/adwh
 profile: $(BIN)/adwh
 	$(UV) sync --frozen --python $(PYTHON) --group bench
 	$(BIN)/python -m bench.profile $(or $(PRESET),large) $(or $(DAYS),30) $(TABLES)
+
+# Where one pack's run spends its CPU (py-spy): PACK small accounts of the 1,000-account agency
+# over DAYS, the run the daily schedule launches.
+profile-pack: $(BIN)/adwh
+	$(UV) sync --frozen --python $(PYTHON) --group bench
+	$(BIN)/python -m bench.profile_pack $(or $(PACK),80) $(or $(DAYS),3)
 
 dagster: $(BIN)/adwh
 	$(BIN)/adwh ui
