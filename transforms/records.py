@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from operator import itemgetter
 from types import NoneType
+from typing import NamedTuple
 
 import orjson
 import polars as pl
@@ -237,9 +238,31 @@ def _series(schema: TableSchema, column: Column, values: Sequence, where: str) -
         raise RecordError(schema.name, name, big, "does not fit a 64-bit integer", where) from None
 
 
+def _is_money(text: pl.Expr) -> pl.Expr:
+    return text.str.contains(MONEY_SYNTAX)
+
+
+def _money_of(text: pl.Expr) -> pl.Expr:
+    return text.cast(pl.Decimal(MONEY_PRECISION, MONEY_SCALE))
+
+
+def _date_of(text: pl.Expr) -> pl.Expr:
+    return text.str.to_date("%Y-%m-%d", strict=False)
+
+
+def _timestamp_of(text: pl.Expr) -> pl.Expr:
+    return text.str.to_datetime(
+        _TIMESTAMP_FORMAT, time_unit="us", time_zone="UTC", strict=False
+    ).dt.replace_time_zone(None)
+
+
+def _on(raw: pl.Series, expression: Callable[[pl.Expr], pl.Expr]) -> pl.Series:
+    return raw.to_frame().select(expression(pl.col(raw.name))).to_series()
+
+
 def _exact(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
     """Validate every digit, then cast: nothing may be rounded on the way in."""
-    bad = raw.filter(raw.is_not_null() & ~raw.str.contains(MONEY_SYNTAX))
+    bad = raw.filter(raw.is_not_null() & ~_on(raw, _is_money))
     if len(bad):
         raise RecordError(
             schema.name,
@@ -248,12 +271,12 @@ def _exact(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> p
             f"not an exact decimal with at most {MONEY_SCALE} fractional digits",
             where,
         )
-    return raw.cast(pl.Decimal(MONEY_PRECISION, MONEY_SCALE))
+    return _on(raw, _money_of)
 
 
 def _dates(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
     """`YYYY-MM-DD`; a timestamp where a date belongs gives its UTC day."""
-    parsed = raw.str.to_date("%Y-%m-%d", strict=False)
+    parsed = _on(raw, _date_of)
     missed = parsed.is_null() & raw.is_not_null()
     if missed.any():
         as_time = _timestamps(schema, column, raw.filter(missed), where)
@@ -264,9 +287,7 @@ def _dates(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> p
 def _timestamps(schema: TableSchema, column: Column, raw: pl.Series, where: str) -> pl.Series:
     """ISO 8601 in UTC (spec 2.1), read however a service writes it: fractional seconds or
     none, `Z` or `+00:00` (or another offset, converted), a bare date as midnight."""
-    parsed = raw.str.to_datetime(
-        _TIMESTAMP_FORMAT, time_unit="us", time_zone="UTC", strict=False
-    ).dt.replace_time_zone(None)
+    parsed = _on(raw, _timestamp_of)
     missed = parsed.is_null() & raw.is_not_null()
     if missed.any():
         slow = [_one_timestamp(schema, column, text, where) for text in raw.filter(missed)]
@@ -286,34 +307,20 @@ def _one_timestamp(schema: TableSchema, column: Column, text: str, where: str) -
     return moment
 
 
-def _exact_date(column: pl.Expr) -> pl.Expr:
-    return column.str.to_date("%Y-%m-%d", strict=False)
+class Parser(NamedTuple):
+    """How a kind kept as the service's text is typed: `fits`, a value the expression `parse`
+    takes as it is; `exact`, the column's slow way, which takes every other value or names it."""
+
+    fits: Callable[[pl.Expr], pl.Expr]
+    parse: Callable[[pl.Expr], pl.Expr]
+    exact: Callable[[TableSchema, Column, pl.Series, str], pl.Series]
 
 
-def _exact_timestamp(column: pl.Expr) -> pl.Expr:
-    return column.str.to_datetime(
-        _TIMESTAMP_FORMAT, time_unit="us", time_zone="UTC", strict=False
-    ).dt.replace_time_zone(None)
-
-
-# The kinds read from the service's text, each by (what a value must be to be parsed by the
-# expression alone, that expression, the parse that handles every other value or names it).
-Parser = tuple[
-    Callable[[pl.Expr], pl.Expr],
-    Callable[[pl.Expr], pl.Expr],
-    Callable[[TableSchema, Column, pl.Series, str], pl.Series],
-]
 PARSED: dict[Kind, Parser] = {
-    Kind.MONEY: (
-        lambda text: text.str.contains(MONEY_SYNTAX),
-        lambda text: text.cast(pl.Decimal(MONEY_PRECISION, MONEY_SCALE)),
-        _exact,
-    ),
-    Kind.DATE: (lambda text: _exact_date(text).is_not_null(), _exact_date, _dates),
-    Kind.TIMESTAMP: (
-        lambda text: _exact_timestamp(text).is_not_null(),
-        _exact_timestamp,
-        _timestamps,
+    Kind.MONEY: Parser(_is_money, _money_of, _exact),
+    Kind.DATE: Parser(lambda text: _date_of(text).is_not_null(), _date_of, _dates),
+    Kind.TIMESTAMP: Parser(
+        lambda text: _timestamp_of(text).is_not_null(), _timestamp_of, _timestamps
     ),
 }
 
@@ -321,28 +328,30 @@ PARSED: dict[Kind, Parser] = {
 def _typed(
     schema: TableSchema, frame: pl.DataFrame, columns: list[Column], where: str
 ) -> dict[str, pl.Expr | pl.Series]:
-    """Each column of `frame` as its kind holds it. Every eager Polars call costs a query of
-    its own, so what the service's text must be parsed into is checked in one query, then
-    parsed in the caller's: a page of twenty rows cost ~30 queries typed a column at a time.
-    A column holding a value its expression cannot take goes the slow, exact way (`_dates`'s
-    timestamps, or the error naming the value)."""
+    """Each column of `frame` as its kind holds it. Every eager Polars call is a query of its
+    own, and a page of twenty rows typed a column at a time cost ~30 of them. So whether every
+    value of the parsed kinds fits is asked in one query, and the parses are expressions of
+    the caller's one `select`; a column holding a value that does not fit goes its exact way
+    (a timestamp where a date belongs, or the error naming the value)."""
     parsed = [column for column in columns if column.kind in PARSED]
     flawed: set[str] = set()
     if parsed and frame.height:
-        checks = frame.select(
-            (pl.col(c.name).is_not_null() & ~PARSED[c.kind][0](pl.col(c.name))).any().alias(c.name)
+        flaws = frame.select(
+            (pl.col(c.name).is_not_null() & ~PARSED[c.kind].fits(pl.col(c.name)))
+            .any()
+            .alias(c.name)
             for c in parsed
         )
-        flawed = {name for name, flaw in checks.row(0, named=True).items() if flaw}
+        flawed = {name for name, flaw in flaws.row(0, named=True).items() if flaw}
     typed: dict[str, pl.Expr | pl.Series] = {}
     for column in columns:
         name = column.name
         if column.kind not in PARSED:
             typed[name] = pl.col(name)
         elif name in flawed:
-            typed[name] = PARSED[column.kind][2](schema, column, frame[name], where)
+            typed[name] = PARSED[column.kind].exact(schema, column, frame[name], where)
         else:
-            typed[name] = PARSED[column.kind][1](pl.col(name)).alias(name)
+            typed[name] = PARSED[column.kind].parse(pl.col(name)).alias(name)
     return typed
 
 
