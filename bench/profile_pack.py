@@ -26,6 +26,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from bench.__main__ import REFERENCE, ROOT, pipeline_env, serve
+from pipelines.fanout import account_ids
+from pipelines.settings import load_settings
 
 AGENCY = 1_000
 LARGE = 3
@@ -74,7 +76,8 @@ def shares(samples: Path) -> tuple[int, Counter]:
 
 
 def run_pack(accounts: list[str], days: int) -> None:
-    """The sampled process: one `extract` run of `accounts` over `days`, as a pack's run."""
+    """The sampled process: one `extract` run of `accounts` over `days`, as a pack's run.
+    Dagster and the definitions are imported here, in the sampled process only."""
     import dagster as dg
 
     from assets.definitions import defs
@@ -111,10 +114,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="adwh-profile-pack-") as home:
             env = pipeline_env(server, Path(home), days)
-            from pipelines.fanout import account_ids
-            from pipelines.settings import load_settings
-
-            os.environ.update(env)
+            os.environ.update(env)  # the settings the sampled run reads, to list its accounts
             accounts = account_ids(load_settings())[LARGE : LARGE + size]
             sampled = subprocess.run(
                 [
