@@ -135,7 +135,7 @@ def test_the_key_s_accounts_are_listed_once_a_run_and_each_lands_the_page_that_l
     rows = pl.scan_pyarrow_dataset(Lake(home / "lake").dataset("accounts")).collect()
     assert sorted(rows.select("account_id", "id").rows()) == [(a, a) for a in everyone]
     assert dict(rows.select("id", "name").rows()) == {a.id: a.name for a in agency.accounts}
-    first, second, third = agency.accounts  # as the key lists them: the third on page 2
+    _, second, third = agency.accounts  # as the key lists them: the third on page 2
     landed = [
         orjson.loads(gzip.decompress(page.read_bytes()))["request"]
         for page in (home / "raw" / "accounts" / f"account={third.id}").rglob("page-*.json.gz")
