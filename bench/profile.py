@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,16 +27,21 @@ LIBRARIES = re.compile(
 )
 
 
+def stacks(samples: Path) -> Iterator[tuple[list[str], int]]:
+    """Each stack of py-spy's raw output (its frames, root first) and how often it was seen."""
+    for line in samples.read_text().splitlines():
+        stack, _, number = line.rpartition(" ")
+        yield stack.split(";"), int(number)
+
+
 def inclusive(samples: Path) -> tuple[int, Counter]:
     """Samples per frame (file and function, any line), each frame once per stack."""
     counts: Counter = Counter()
     total = 0
-    for line in samples.read_text().splitlines():
-        stack, _, number = line.rpartition(" ")
-        total += int(number)
-        frames = {re.sub(r":\d+\)", ")", frame) for frame in stack.split(";")}
-        for frame in frames:
-            counts[frame] += int(number)
+    for frames, number in stacks(samples):
+        total += number
+        for frame in {re.sub(r":\d+\)", ")", frame) for frame in frames}:
+            counts[frame] += number
     return total, counts
 
 

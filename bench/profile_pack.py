@@ -26,6 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from bench.__main__ import REFERENCE, ROOT, pipeline_env, serve
+from bench.profile import stacks
 from pipelines.fanout import account_ids
 from pipelines.settings import load_settings
 
@@ -67,12 +68,9 @@ def part_of(stack: list[str]) -> str:
 
 def shares(samples: Path) -> tuple[int, Counter]:
     counts: Counter = Counter()
-    total = 0
-    for line in samples.read_text().splitlines():
-        stack, _, number = line.rpartition(" ")
-        counts[part_of(stack.split(";"))] += int(number)
-        total += int(number)
-    return total, counts
+    for frames, number in stacks(samples):
+        counts[part_of(frames)] += number
+    return counts.total(), counts
 
 
 def run_pack(accounts: list[str], days: int) -> None:
