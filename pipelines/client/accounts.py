@@ -58,7 +58,7 @@ async def reachable_accounts(
     chosen, unreachable = await listed_accounts(client, credential, wanted)
     if unreachable:
         raise ForbiddenError(
-            "GET /v1/accounts",
+            f"GET {ACCOUNTS}",
             403,
             f"ADS_ACCOUNT_IDS names accounts this key cannot reach: {', '.join(unreachable)}",
         )
@@ -88,5 +88,5 @@ async def listed_accounts(
 def no_longer_reached(account: str) -> ForbiddenError:
     """A packed run's account the key stopped reaching between packing and the run."""
     return ForbiddenError(
-        "GET /v1/accounts", 403, f"the key no longer reaches account {account} (not listed)"
+        f"GET {ACCOUNTS}", 403, f"the key no longer reaches account {account} (not listed)"
     )
