@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sandbox.reference import COUNTRY_BY_ID, amount, ordinal, stamp
-from warehouse.spec import AD_PRODUCTS, TARGET_LOOKBACK_DAYS
+from sandbox.spec import AD_PRODUCTS, TARGET_LOOKBACK_DAYS
 
 if TYPE_CHECKING:
     from sandbox.world import Account

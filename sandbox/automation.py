@@ -13,7 +13,7 @@ from datetime import date, timedelta
 from sandbox.hashing import make_id, scalar, unit
 from sandbox.optimizer import managed_campaigns
 from sandbox.reference import timestamp
-from warehouse.spec import (
+from sandbox.spec import (
     CAMPAIGN_FIELD_PATHS,
     STORE_CHANGES_RETENTION_DAYS,
     TASK_ITEM_STATUSES,

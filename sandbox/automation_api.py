@@ -18,8 +18,8 @@ from sandbox.errors import bad_param, not_found
 from sandbox.listing import cursor_page, filter_records
 from sandbox.metrics import ADVERTISING, metric_rows
 from sandbox.reference import ordinal
+from sandbox.spec import STORE_CHANGES_PATH
 from sandbox.windows import metrics_request, offset_page
-from warehouse.spec import STORE_CHANGES_PATH
 
 if TYPE_CHECKING:
     from sandbox.service import Context, SandboxService

@@ -34,7 +34,7 @@ from sandbox.optimizer import (
     managed_campaigns,
 )
 from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
-from warehouse.spec import CHANGE_LOG_RETENTION_DAYS
+from sandbox.spec import CHANGE_LOG_RETENTION_DAYS
 
 if TYPE_CHECKING:
     from sandbox.world import Account

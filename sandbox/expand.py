@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from sandbox.errors import bad_param
 from sandbox.params import Query
 from sandbox.reference import COUNTRY_BY_ID, Country
-from warehouse.spec import EXPAND_DEPTH
+from sandbox.spec import EXPAND_DEPTH
 
 if TYPE_CHECKING:
     from sandbox.world import Account

@@ -6,7 +6,7 @@ import numpy as np
 
 from sandbox.errors import bad_param
 from sandbox.params import Query
-from warehouse.spec import CURSOR_LIMIT
+from sandbox.spec import CURSOR_LIMIT
 
 COUNT_GIVES_UP_ABOVE = 20_000
 _SHARED = (

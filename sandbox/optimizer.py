@@ -25,7 +25,7 @@ import numpy as np
 from sandbox.advertising import ARCHIVED
 from sandbox.hashing import hash_grid, make_id, uniform
 from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
-from warehouse.spec import OPTIMIZER_RUNS_AT_UTC
+from sandbox.spec import OPTIMIZER_RUNS_AT_UTC
 
 if TYPE_CHECKING:
     from sandbox.world import Account

@@ -10,7 +10,7 @@ from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 
 from sandbox.hashing import make_id
-from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
+from sandbox.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 
 @dataclass(frozen=True)

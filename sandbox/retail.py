@@ -34,7 +34,7 @@ from sandbox.metrics import (
     share,
 )
 from sandbox.reference import from_ordinal, money
-from warehouse.spec import ECONOMICS_AMOUNTS, ECONOMICS_LAG_DAYS  # D's economics from D + 3
+from sandbox.spec import ECONOMICS_AMOUNTS, ECONOMICS_LAG_DAYS  # D's economics from D + 3
 
 STORAGE_DAY = 7  # day of the month storage fees are booked on
 SHARE_NO_SALE = 0.3

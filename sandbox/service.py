@@ -129,10 +129,7 @@ from sandbox.ordering import order_by, sorted_sections
 from sandbox.params import Query
 from sandbox.populations import BUILDERS, PRODUCT_RESOURCES
 from sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
-from sandbox.variants import Variant
-from sandbox.windows import metrics_request, offset_page
-from sandbox.world import PRESETS, Account
-from warehouse.spec import (
+from sandbox.spec import (
     AD_PRODUCTS,
     CLUSTER_MEMBERSHIP_LIMIT,
     HISTORY_LIMIT,
@@ -140,6 +137,9 @@ from warehouse.spec import (
     ID_PATTERN,
     OFFSET_MAX,
 )
+from sandbox.variants import Variant
+from sandbox.windows import metrics_request, offset_page
+from sandbox.world import PRESETS, Account
 
 READ_SCOPES = frozenset(
     {

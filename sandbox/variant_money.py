@@ -15,7 +15,7 @@ from decimal import Decimal
 import orjson
 
 from sandbox.reference import COUNTRY_BY_ID
-from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS, ECONOMICS_AMOUNTS
+from sandbox.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS, ECONOMICS_AMOUNTS
 
 ADVERTISING_MONEY = ("cost", "sales", "cpc", "new_to_brand_sales")  # spec 2.6
 SELLER_MONEY = ("sales", *ECONOMICS_AMOUNTS, "price", "b2b_sales")  # spec 2.9

@@ -44,6 +44,7 @@ from sandbox.hashing import scalar, unit
 from sandbox.params import Query
 from sandbox.populations import BUILDERS
 from sandbox.reference import COUNTRY_BY_CODE, MORE_COUNTRIES, Country
+from sandbox.spec import GRANULARITIES, HISTORY_WINDOW_DAYS, TARGET_METRICS_CAPS
 from sandbox.variant_money import dumps, mark_record, money_keys
 from sandbox.variant_records import (
     ENTITY_KINDS,
@@ -60,7 +61,6 @@ from sandbox.variant_records import (
     snake,
 )
 from sandbox.world import Account
-from warehouse.spec import GRANULARITIES, HISTORY_WINDOW_DAYS, TARGET_METRICS_CAPS
 
 PERFORMANCE_PATH = re.compile(r"^/v1/workflows/[^/]+/performance$")
 METRICS_RESOURCES = (*BUILDERS, PERFORMANCE)  # windowed offset lists, capped per variant

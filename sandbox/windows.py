@@ -8,7 +8,7 @@ from sandbox.errors import ApiError, bad_param
 from sandbox.metrics import Window
 from sandbox.params import Query
 from sandbox.periods import periods
-from warehouse.spec import GRANULARITIES, METRICS_LIMIT, OFFSET_MAX, TARGET_METRICS_CAPS
+from sandbox.spec import GRANULARITIES, METRICS_LIMIT, OFFSET_MAX, TARGET_METRICS_CAPS
 
 Sections = Iterable[tuple[int, Callable[[int, int], list[dict]]]]
 

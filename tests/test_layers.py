@@ -1,7 +1,8 @@
 """The layers point one way (ARCHITECTURE.md): the Dagster layer (`assets/`) on top, the library
 beneath it (`pipelines/`), then `transforms/`, then `warehouse/`. ruff's banned-import rule
 holds it: each lower layer's configuration bans Dagster and every layer above it, and keeps
-the project-wide bans its nested configuration had to repeat."""
+the project-wide bans its nested configuration had to repeat. The sandbox, the tests' oracle,
+stands outside the layers and imports none of them: it keeps its own reading of the spec."""
 
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["assets", "pipelines", "transforms", "warehouse"]  # top to bottom
+SANDBOX_MAY_IMPORT = ["sandbox.spec", "httpx", "numpy", "uvicorn"]
 RUFF = Path(sys.executable).with_name("ruff")
 
 
@@ -46,3 +48,10 @@ def test_every_layer_may_import_the_layers_beneath_it_and_not_the_project_wide_b
 
 def test_the_dagster_layer_imports_dagster():
     assert banned("assets", "import dagster") == []
+
+
+def test_the_sandbox_imports_nothing_of_the_product():
+    for module in ["dagster", *LAYERS, "warehouse.spec", "requests", "urllib.request"]:
+        findings = banned("sandbox", f"import {module}")
+        assert len(findings) == 1 and "is banned" in findings[0], (module, findings)
+    assert banned("sandbox", "\n".join(f"import {m}" for m in SANDBOX_MAY_IMPORT)) == []
