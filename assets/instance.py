@@ -5,8 +5,8 @@ instance, so the UI shows what the CLI did. It is kept the way Dagster's docs ke
 instance: `DAGSTER_HOME` names a folder holding `dagster.yaml`, and Dagster's own SQLite
 storage, artifacts and step logs live beneath it. `adwh` opens the instance of `$DAGSTER_HOME`
 when the user set one, else of `$ADWH_HOME/dagster`, where it writes the project's
-configuration (`assets/dagster.yaml`), so `adwh` and `adwh ui` (`dg dev`, started with that
-DAGSTER_HOME) agree whatever `ADWH_HOME` is, and nothing lands in the source tree.
+configuration (the top-level `dagster.yaml`), so `adwh` and `adwh ui` (`dg dev`, started with
+that DAGSTER_HOME) agree whatever `ADWH_HOME` is, and nothing lands in the source tree.
 
 Dagster's SQLite storage costs a run about half as much again as a pooled, batched subclass
 of it did (bench/SPEED.md, "Issue 46"); that subclass reached into Dagster's private modules,
@@ -22,9 +22,9 @@ import dagster as dg
 
 from pipelines.settings import HomeSettings
 
-# The instance's configuration, and the project's root (where `dg` reads pyproject.toml).
-CONFIG = Path(__file__).parent / "dagster.yaml"
+# The project's root (where `dg` reads pyproject.toml), and the instance's configuration in it.
 PROJECT_ROOT = Path(__file__).parents[1]
+CONFIG = PROJECT_ROOT / "dagster.yaml"
 
 
 def dagster_dir() -> Path:

@@ -88,7 +88,7 @@ def test_workspace_and_instance_files_point_at_the_one_definitions_object():
     target = workspace["load_from"][0]["python_module"]
     assert (target["module_name"], target["attribute"]) == ("assets.definitions", "defs")
     assert target["location_name"] == "pipelines.definitions"  # the state's key, kept
-    instance = yaml.safe_load((ROOT / "assets" / "dagster.yaml").read_text())
+    instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())
     assert instance["telemetry"]["enabled"] is False
     assert "storage" not in instance  # Dagster's own SQLite storage, under DAGSTER_HOME
 
