@@ -167,19 +167,39 @@ def adwh(home: Path, argv: list[str], config: dict | None = None, **env: str) ->
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
+# Where clean runs are kept: `keep(name, build, *key)` returns the home `build` wrote, built
+# once. The soak keeps them per process (below); the tests once per suite, shared by their
+# workers (tests/prepared.py).
+Keeper = Callable[..., Path]
 _CLEAN: dict[tuple[date, date], Path] = {}
 
 
-def clean_run(span: tuple[date, date]) -> Path:
-    """The home of a fault-free run of `span`: made once per process, never modified."""
+def _per_process(name: str, build: Callable[[Path], None], span: tuple[date, date]) -> Path:
     if span not in _CLEAN:
-        root = Path(tempfile.mkdtemp(prefix="adwh-clean-"))
-        home = root / "home"
-        with faults(NO_FAULTS):
-            outcome = adwh(home, run_args(span))
-        assert outcome.code == 0, outcome.err
+        home = Path(tempfile.mkdtemp(prefix="adwh-clean-")) / "home"
+        build(home)
         _CLEAN[span] = home
     return _CLEAN[span]
+
+
+_keeper: Keeper = _per_process
+
+
+def keep_clean_runs_with(keeper: Keeper) -> None:
+    global _keeper
+    _keeper = keeper
+
+
+def make_clean_run(home: Path, span: tuple[date, date]) -> None:
+    """A fault-free run of `span` into `home`."""
+    with faults(NO_FAULTS):
+        outcome = adwh(home, run_args(span))
+    assert outcome.code == 0, outcome.err
+
+
+def clean_run(span: tuple[date, date]) -> Path:
+    """The home of a fault-free run of `span`: made once, never modified."""
+    return _keeper("clean-run", lambda home: make_clean_run(home, span), span)
 
 
 def remove_clean_runs() -> None:

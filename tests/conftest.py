@@ -3,7 +3,6 @@
 import gzip
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -22,6 +21,7 @@ from sandbox.app import SandboxTransport
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS
 from sandbox.service import SandboxService
+from tests import prepared
 
 # CI replays the same examples every run (a landing must not hang on a lucky draw); developers
 # keep exploring new ones, and what they find lands as a fix or an @example. No deadline in
@@ -77,38 +77,52 @@ FIRST_DAY = date(2026, 10, 1)
 SECRET = "sk-live-test-3f9a7c0d-never-print"
 
 
+def use_environment(patch: pytest.MonkeyPatch, home: Path) -> None:
+    """ADWH_HOME at `home`, today fixed, and no real service configured."""
+    patch.setenv("ADWH_HOME", str(home))
+    patch.setenv("ADWH_TODAY", TODAY.isoformat())
+    patch.setenv("ADWH_START_DATE", FIRST_DAY.isoformat())
+    for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
+        patch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh ADWH_HOME, today fixed, and no real service configured."""
     target = tmp_path / "adwh-home"
-    monkeypatch.setenv("ADWH_HOME", str(target))
-    monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
-    monkeypatch.setenv("ADWH_START_DATE", FIRST_DAY.isoformat())
-    for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
-        monkeypatch.delenv(name, raising=False)
+    use_environment(monkeypatch, target)
     return target
 
 
-_RUNS: dict[tuple[str, ...], Path] = {}
+@pytest.fixture(scope="session", autouse=True)
+def _prepared_homes(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Prepared homes are shared by the suite's workers (tests/prepared.py)."""
+    prepared.use_root(tmp_path_factory.getbasetemp())
 
 
-def copy_of_a_run(home: Path, factory: pytest.TempPathFactory, argv: list[str]) -> Path:
-    """`home` holding what `adwh <argv>` wrote against the embedded sandbox. The run is made
-    once per test process and copied for each test that asks: tests that read a run, or write
-    on top of one, each need a home of their own, not a run of their own (each is seconds of
-    Dagster, the service and dbt). Everything in a home is found from `ADWH_HOME` when it is
-    opened, so a copy is the run's own."""
-    from assets.cli import main
+def cli_run(argv: list[str], **env: str) -> prepared.Builder:
+    """A builder of the home `adwh <argv>` writes against the embedded sandbox, from the
+    environment of the `home` fixture plus `env`."""
 
-    key = tuple(argv)
-    if key not in _RUNS:
-        source = factory.mktemp("run") / "adwh-home"
+    def build(target: Path) -> None:
+        from assets.cli import main
+
         with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("ADWH_HOME", str(source))
+            use_environment(patch, target)
+            for name, value in env.items():
+                patch.setenv(name, value)
             assert main(argv) == 0
-        _RUNS[key] = source
-    shutil.copytree(_RUNS[key], home, symlinks=True)
-    return home
+
+    return build
+
+
+def copy_of_a_run(home: Path, argv: list[str]) -> Path:
+    """`home` holding what `adwh <argv>` wrote against the embedded sandbox. The run is made
+    once per suite (tests/prepared.py) and copied for each test that asks: tests that read a
+    run, or write on top of one, each need a home of their own, not a run of their own (each
+    is seconds of Dagster, the service and dbt). Everything in a home is found from
+    `ADWH_HOME` when it is opened, so a copy is the run's own."""
+    return prepared.copy_of(home, "cli-run", cli_run(argv), argv)
 
 
 @pytest.fixture

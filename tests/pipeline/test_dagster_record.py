@@ -32,8 +32,8 @@ def ui_instance(monkeypatch: pytest.MonkeyPatch) -> dg.DagsterInstance:
 
 
 @pytest.fixture
-def ran(home: Path, embedded, tmp_path_factory) -> Path:
-    return copy_of_a_run(home, tmp_path_factory, ["run", "--start", SPAN[0], "--end", SPAN[1]])
+def ran(home: Path, embedded) -> Path:
+    return copy_of_a_run(home, ["run", "--start", SPAN[0], "--end", SPAN[1]])
 
 
 def materializations(instance: dg.DagsterInstance, table: str) -> list[dg.EventLogRecord]:

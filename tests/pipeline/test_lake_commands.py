@@ -21,8 +21,8 @@ RANGE = ["--start", START.isoformat(), "--end", END.isoformat()]
 
 
 @pytest.fixture
-def ran(home, embedded, tmp_path_factory) -> Path:
-    return copy_of_a_run(home, tmp_path_factory, ["run", *RANGE])
+def ran(home, embedded) -> Path:
+    return copy_of_a_run(home, ["run", *RANGE])
 
 
 def test_history_lists_each_version_with_what_it_replaced(ran, capsys, monkeypatch):

@@ -108,10 +108,10 @@ def test_a_thousand_small_accounts_day_makes_a_few_full_packs():
     assert len(packs) == 13
 
 
-def test_runs_are_packed_by_what_the_lake_holds_of_each_account(home, embedded, tmp_path_factory):
+def test_runs_are_packed_by_what_the_lake_holds_of_each_account(home, embedded):
     """Each account weighs its rows on the newest day of every dated table (counted here from
     the warehouse); an account the lake does not hold is guessed small."""
-    ran = copy_of_a_run(home, tmp_path_factory, ["run", "--start", "2026-11-18", "--end", SPAN_END])
+    ran = copy_of_a_run(home, ["run", "--start", "2026-11-18", "--end", SPAN_END])
     settings = load_settings()
     weights = Destination.of(settings).lake.rows_per_account_day()
     with duckdb.connect(str(ran / "warehouse.duckdb"), read_only=True) as con:

@@ -1,12 +1,12 @@
-"""Each module's clean runs (`bench.scenarios.clean_run`, made once per process and compared
-with) are removed when the module ends: they are whole homes, and a worker runs many modules."""
+"""The scenarios' clean runs (`bench.scenarios.clean_run`, compared with) are made once per
+suite and shared by its workers (tests/prepared.py), where the soak makes them per process."""
 
 import pytest
 
 from bench import scenarios
+from tests import prepared
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _clean_runs():
-    yield
-    scenarios.remove_clean_runs()
+@pytest.fixture(scope="session", autouse=True)
+def _clean_runs_once_per_suite(_prepared_homes: None) -> None:
+    scenarios.keep_clean_runs_with(prepared.shared)

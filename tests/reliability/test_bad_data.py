@@ -71,10 +71,10 @@ def day_rows(home: Path) -> dict[str, int]:
     ],
 )
 def test_a_bad_value_holds_back_only_its_partition(
-    home, embedded, monkeypatch, capsys, tmp_path_factory, mutate, fragment
+    home, embedded, monkeypatch, capsys, mutate, fragment
 ):
-    """On top of a good run of the same days (one per test process, copied)."""
-    copy_of_a_run(home, tmp_path_factory, [*RANGE, "--tables", "campaign_metrics"])
+    """On top of a good run of the same days (one per suite, copied)."""
+    copy_of_a_run(home, [*RANGE, "--tables", "campaign_metrics"])
     before = day_rows(home)
     capsys.readouterr()
     corrupt(embedded, monkeypatch, mutate)
