@@ -107,7 +107,9 @@ def cli_run(argv: list[str], **env: str) -> prepared.Builder:
     def build(target: Path) -> None:
         from assets.cli import main
 
+        service = embedded_service(DEFAULT_PRESET, TODAY)
         with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(service, "faults", NO_FAULTS)  # whatever the asking test set
             use_environment(patch, target)
             for name, value in env.items():
                 patch.setenv(name, value)

@@ -66,19 +66,21 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def shared(name: str, build: Builder, *key: object) -> Path:
-    """The home `build` writes for `name` and `key`, built once per suite; never write to it."""
+def shared(name: str, build: Builder, *key: object, folder_name: str = "home") -> Path:
+    """The home `build` writes for `name` and `key`, built once per suite; never write to it.
+    `folder_name`: the home's own name, where a test reads paths relative to it (`data`)."""
     if _root is None:
         raise RuntimeError("tests/prepared.py: use_root() was not called (tests/conftest.py)")
-    digest = hashlib.sha256(f"{code_digest()}\0{name}\0{key!r}".encode()).hexdigest()[:16]
+    made_of = f"{code_digest()}\0{name}\0{key!r}\0{folder_name}"
+    digest = hashlib.sha256(made_of.encode()).hexdigest()[:16]
     folder = _root / f"{name}-{digest}"
     with FileLock(f"{folder}.lock"):
         if not (folder / COMPLETE).exists():
             shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
             folder.mkdir()
-            build(folder / "home")
+            build(folder / folder_name)
             (folder / COMPLETE).touch()
-    return folder / "home"
+    return folder / folder_name
 
 
 def copy_of(target: Path, name: str, build: Builder, *key: object) -> Path:

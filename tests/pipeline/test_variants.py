@@ -10,11 +10,12 @@ field as a column with the values served, and no e-mail address anywhere.
 """
 
 import contextlib
+import dataclasses
 import io
 import re
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 import dagster as dg
@@ -27,8 +28,9 @@ from assets.instance import open_instance
 from assets.reconciliation import RECONCILED
 from assets.runner import CREDITS_TAG
 from sandbox.automation_api import PERFORMANCE
-from sandbox.service import SandboxService
+from sandbox.service import RequestRecord, SandboxService
 from sandbox.windows import window_cap
+from tests import prepared
 from tests.conftest import TODAY, e_mails_under, serving
 from warehouse.schemas import TABLES, Layout, snake
 
@@ -130,11 +132,10 @@ class Truth:
         return rows
 
 
-@pytest.fixture(scope="module", params=VARIANTS, ids=[f"variant{n}" for n in VARIANTS])
-def extracted(request, tmp_path_factory) -> Iterator[tuple[SandboxService, Path, str]]:
-    """A variant served on 127.0.0.1 and one `adwh run` of START..END against it."""
-    service = SandboxService("small", TODAY, key=KEY, variant=request.param)
-    home = tmp_path_factory.mktemp(f"variant-{request.param}") / "home"
+def run_variant(variant: int, home: Path) -> None:
+    """The variant served on 127.0.0.1 and one `adwh run` of START..END against it, into
+    `home`; beside it (`run.json`) how it ended and what the service was asked."""
+    service = SandboxService("small", TODAY, key=KEY, variant=variant)
     with serving(service) as url, pytest.MonkeyPatch.context() as patch:
         patch.setenv("ADWH_HOME", str(home))
         patch.setenv("ADWH_TODAY", TODAY.isoformat())
@@ -145,8 +146,23 @@ def extracted(request, tmp_path_factory) -> Iterator[tuple[SandboxService, Path,
         with contextlib.redirect_stderr(errors):
             status = main(["run", "--start", START.isoformat(), "--end", END.isoformat()])
     failure = [line for line in errors.getvalue().splitlines() if not SCHEMA_CHANGE.match(line)]
-    RUN_REQUESTS[home] = tuple(service.requests)  # before the tests' own questions
-    yield service, home, f"exit {status}" + "".join(f"\n{line}" for line in failure)
+    ended = f"exit {status}" + "".join(f"\n{line}" for line in failure)
+    requests = [dataclasses.astuple(request) for request in service.requests]
+    (home.parent / "run.json").write_bytes(orjson.dumps({"ended": ended, "requests": requests}))
+
+
+@pytest.fixture(scope="module", params=VARIANTS, ids=[f"variant{n}" for n in VARIANTS])
+def extracted(request) -> tuple[SandboxService, Path, str]:
+    """The variant's service, the home of its run (made once per suite, read only) and how
+    the run ended."""
+    variant = request.param
+    home = prepared.shared("variant", partial(run_variant, variant), variant)
+    ran = orjson.loads((home.parent / "run.json").read_bytes())
+    RUN_REQUESTS[home] = tuple(
+        RequestRecord(method, path, tuple(map(tuple, query)), account, status)
+        for method, path, query, account, status in ran["requests"]
+    )
+    return SandboxService("small", TODAY, key=KEY, variant=variant), home, ran["ended"]
 
 
 def query(home: Path, sql: str) -> list[tuple]:

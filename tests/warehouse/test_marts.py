@@ -26,9 +26,9 @@ from assets.cli import main
 from assets.execute import open_instance
 from assets.marts import MANIFEST
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
-from sandbox.faults import NO_FAULTS
 from sandbox.periods import period_start, periods
-from tests.conftest import TODAY, direct
+from tests import prepared
+from tests.conftest import TODAY, cli_run, direct
 from warehouse import schemas as s
 from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
 from warehouse.dbt_project import DBT_PROJECT
@@ -795,23 +795,12 @@ RUN_TABLES = (
 
 
 def shared_run(request: pytest.FixtureRequest) -> Path:
-    """`ADWH_HOME` (named `data`) of one pipeline run over the tables the marts read, shared by
-    every module of the session that asks (tests/warehouse/test_readme_queries.py too)."""
-    config = request.config
-    home = getattr(config, "_adwh_marts_run_home", None)
-    if home is None:
-        home = request.getfixturevalue("tmp_path_factory").mktemp("marts") / "data"
-        service = embedded_service(DEFAULT_PRESET, TODAY)
-        service.faults = NO_FAULTS
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("ADWH_HOME", str(home))
-            patch.setenv("ADWH_TODAY", TODAY.isoformat())
-            for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
-                patch.delenv(name, raising=False)
-            argv = ["run", "--start", RUN_START.isoformat(), "--end", RUN_END.isoformat()]
-            assert main([*argv, "--tables", ",".join(RUN_TABLES)]) == 0
-        config._adwh_marts_run_home = home
-    return home
+    """`ADWH_HOME` (named `data`) of one pipeline run over the tables the marts read, made once
+    per suite (tests/prepared.py) for every module that asks (tests/warehouse/
+    test_readme_queries.py too); read only."""
+    argv = ["run", "--start", RUN_START.isoformat(), "--end", RUN_END.isoformat()]
+    argv += ["--tables", ",".join(RUN_TABLES)]
+    return prepared.shared("marts-run", cli_run(argv), argv, folder_name="data")
 
 
 @pytest.fixture(scope="module")
