@@ -46,10 +46,9 @@ from warehouse.lake import Lake
 REPO = Path(__file__).resolve().parents[1]
 # The day every scenario runs on (ADWH_TODAY), as the tests fix it.
 TODAY = date(2026, 11, 23)
-# A short range for the many fault runs; ten days (hundreds of partitions, so a kill lands
-# mid-write) for the tests' kills; two extraction windows for the soak's.
+# A short range for the tests' fault runs and kills (~80 partition files, so a kill after 30
+# lands mid-write); two extraction windows for the soak's.
 SHORT = (date(2026, 11, 20), date(2026, 11, 22))
-MEDIUM = (date(2026, 10, 26), date(2026, 11, 4))
 LONG = (date(2026, 10, 1), date(2026, 11, 4))
 # The warehouse's first day (ADWH_START_DATE): every scenario's range starts on or after it.
 FIRST_DAY = LONG[0]

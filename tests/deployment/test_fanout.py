@@ -26,7 +26,8 @@ from pipelines.settings import load_settings
 from sandbox.service import SandboxService
 from tests.conftest import SECRET, TODAY, serving
 
-START, END = "2026-11-10", "2026-11-19"
+# Four days: the fewest that keep a dated run at work long enough to be killed mid-run.
+START, END = "2026-11-16", "2026-11-19"
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -1,12 +1,15 @@
 """The automation tables (spec 4.9) through the whole pipeline: a key without their scopes
 still fills the rest of the warehouse, and the warehouse holds what the service served."""
 
+from pathlib import Path
+
 import duckdb
 import pytest
 
 from assets.cli import main
 from sandbox.service import READ_SCOPES, SandboxService
-from tests.conftest import SECRET, TODAY, serving
+from tests import prepared
+from tests.conftest import SECRET, TODAY, serving, use_environment
 
 OPTIONAL = {"workflows:read", "tasks:read", "platform:read"}
 SKIPPED = (
@@ -33,7 +36,7 @@ def test_a_key_without_the_optional_scopes_fills_everything_else(home, monkeypat
     with serving(service) as url:
         assert run(url, monkeypatch, "check") == 0
         checked = capsys.readouterr().out
-        assert run(url, monkeypatch, "run", "--start", "2026-11-20", "--end", "2026-11-22") == 0
+        assert run(url, monkeypatch, "run", "--start", "2026-11-22", "--end", "2026-11-22") == 0
     for scope in OPTIONAL:
         assert f"without {scope} these tables are skipped" in checked
     assert not [r for r in service.requests if r.status == 403]
@@ -45,11 +48,33 @@ def test_a_key_without_the_optional_scopes_fills_everything_else(home, monkeypat
             assert con.sql(f"SELECT count(*) FROM {table}").fetchall() == [(0,)], table
 
 
-def test_the_automation_tables_hold_what_the_service_served(home, monkeypatch):
+# Before some campaigns' takeover by a workflow (optimizing_since), up to the day before TODAY.
+SPAN = ("2026-09-01", "2026-11-22")
+AUTOMATION = (
+    "workflows,workflow_campaigns,workflow_performance,tasks,task_items,platform_changes,"
+    "campaign_metrics"
+)
+
+
+def run_automation(home: Path) -> None:
+    """The automation tables and the campaign metrics they are compared with, over SPAN."""
     service = SandboxService("small", TODAY, key=SECRET)
-    with serving(service) as url:
-        assert run(url, monkeypatch, "run", "--start", "2026-11-01", "--end", "2026-11-22") == 0
-    account = service.main_account
+    with serving(service) as url, pytest.MonkeyPatch.context() as patch:
+        use_environment(patch, home)
+        patch.setenv("ADWH_START_DATE", SPAN[0])
+        argv = ["run", "--start", SPAN[0], "--end", SPAN[1], "--tables", AUTOMATION]
+        assert run(url, patch, *argv) == 0
+
+
+@pytest.fixture(scope="module")
+def automated() -> Path:
+    """One run of the automation tables (made once per suite; read only)."""
+    return prepared.shared("automation", run_automation, SPAN, AUTOMATION)
+
+
+def test_the_automation_tables_hold_what_the_service_served(automated):
+    home = automated
+    account = SandboxService("small", TODAY, key=SECRET).main_account
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
 
         def count(sql: str) -> int:
@@ -60,9 +85,7 @@ def test_the_automation_tables_hold_what_the_service_served(home, monkeypatch):
         assert count("SELECT count(*) FROM task_items") == len(account.task_items)
         members = sum(len(m) for m in account.workflow_members.values())
         assert count("SELECT count(*) FROM workflow_campaigns") == members
-        served = [
-            r for r in account.platform_changes if "2026-11-01" <= r["changed_at"] < "2026-11-23"
-        ]
+        served = [r for r in account.platform_changes if SPAN[0] <= r["changed_at"] < "2026-11-23"]
         assert count("SELECT count(*) FROM platform_changes") == len(served)
         assert count("SELECT count(*) FROM platform_changes WHERE actor LIKE '%@%'") == 0
         # Performance is its campaigns' own figures: the same cost per campaign, currency, day.
@@ -76,13 +99,8 @@ def test_the_automation_tables_hold_what_the_service_served(home, monkeypatch):
         assert count("SELECT count(DISTINCT workflow) FROM workflow_performance") == 3
 
 
-@pytest.mark.slow(seconds=90)
-def test_the_automation_marts_count_from_optimizing_since_and_add_up(home, monkeypatch):
-    monkeypatch.setenv("ADWH_START_DATE", "2026-09-01")  # before some campaigns' takeover
-    service = SandboxService("small", TODAY, key=SECRET)
-    with serving(service) as url:
-        assert run(url, monkeypatch, "run", "--start", "2026-09-01", "--end", "2026-11-22") == 0
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+def test_the_automation_marts_count_from_optimizing_since_and_add_up(automated):
+    with duckdb.connect(str(automated / "warehouse.duckdb"), read_only=True) as con:
 
         def rows(sql: str) -> list[tuple]:
             return con.execute(sql).fetchall()

@@ -3,21 +3,27 @@
 Each case tampers with the embedded sandbox's answers (the real paging, typing, contracts and
 lake run unchanged) and checks what a user relies on: exit 1 and one line naming table,
 partition, column and value; the raw page kept; the partition's previous state intact; every
-other partition and table published.
+other partition and table published. What the library decides alone (which partition a bad
+value holds back) is tested on the library (tests/library.py), each kind of bad value; the
+run's exit and line once, through the CLI.
 """
 
 import gzip
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from assets.cli import main
+from bench.scenarios import lake_digest
+from tests import library
 from tests.conftest import copy_of_a_run
 
 BAD_DAY = "2026-10-03"
-RANGE = ["run", "--start", "2026-10-01", "--end", "2026-10-05"]
+START, END = date(2026, 10, 1), date(2026, 10, 5)
+RANGE = ["run", "--start", START.isoformat(), "--end", END.isoformat()]
 
 
 def corrupt(service, monkeypatch, mutate) -> None:
@@ -70,24 +76,36 @@ def day_rows(home: Path) -> dict[str, int]:
         "a missing required field",
     ],
 )
-def test_a_bad_value_holds_back_only_its_partition(
-    home, embedded, monkeypatch, capsys, mutate, fragment
+def test_a_bad_value_holds_back_only_its_partition(home, embedded, monkeypatch, mutate, fragment):
+    """The library (extract, type, check, publish) on top of a good extraction of the same
+    days: the bad value is named with its partition, which keeps its previous state, the
+    other partitions are published again, and the raw page stays."""
+    library.extract(home, START, END, ["campaign_metrics"])
+    before = lake_digest(home)
+    corrupt(embedded, monkeypatch, mutate)
+    outcome = library.extract(home, START, END, ["campaign_metrics"])["campaign_metrics"]
+    held = "; ".join(outcome.held_back)
+    assert fragment in held and BAD_DAY in held, held
+    assert outcome.held_days == {date.fromisoformat(BAD_DAY)} and outcome.partitions == 4
+    assert lake_digest(home) == before  # the held-back day keeps its previous state
+    raw_pages = list((home / "raw" / "campaign_metrics").rglob("page-*.json.gz"))
+    assert any(BAD_DAY.encode() in gzip.decompress(p.read_bytes()) for p in raw_pages)
+
+
+def test_a_bad_value_fails_the_run_in_one_line_and_the_warehouse_keeps_its_day(
+    home, embedded, monkeypatch, capsys
 ):
-    """On top of a good run of the same days (one per suite, copied)."""
+    """What only a whole run shows of a bad value: exit 1, one line naming table, partition,
+    column and value, and the warehouse's day as it was."""
     copy_of_a_run(home, [*RANGE, "--tables", "campaign_metrics"])
     before = day_rows(home)
     capsys.readouterr()
-    corrupt(embedded, monkeypatch, mutate)
+    corrupt(embedded, monkeypatch, lambda r: r | {"cost": "12.345678"})
     assert main([*RANGE, "--tables", "campaign_metrics"]) == 1
     err = capsys.readouterr().err.strip()
-    assert fragment in err and BAD_DAY in err and len(err.splitlines()) == 1
-    assert day_rows(home) == before  # the held-back day keeps its previous state
-    lake = home / "lake" / "campaign_metrics"
-    assert sorted(p.name for p in lake.glob("date=*")) == [
-        f"date=2026-10-0{d}" for d in range(1, 6)
-    ]
-    raw_pages = list((home / "raw" / "campaign_metrics").rglob("page-*.json.gz"))
-    assert any(BAD_DAY.encode() in gzip.decompress(p.read_bytes()) for p in raw_pages)
+    assert "campaign_metrics.cost" in err and "12.345678" in err and BAD_DAY in err
+    assert len(err.splitlines()) == 1
+    assert day_rows(home) == before
 
 
 def tamper(

@@ -16,7 +16,7 @@ from bench import scenarios
 from sandbox.faults import FaultPlan
 
 # Longer than the lookback: the next daily run must reach back for the failed days itself.
-SPAN = (date(2026, 11, 15), date(2026, 11, 22))
+SPAN = (date(2026, 11, 17), date(2026, 11, 22))
 BROKEN_DAY = date(2026, 11, 18)
 PLAN = FaultPlan(
     broken_routes=(

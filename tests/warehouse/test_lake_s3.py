@@ -52,15 +52,18 @@ def test_a_column_the_service_adds_is_merged_on_s3(s3_lake):
     assert current(lake)["video_views"].to_list() == [None] * 4 + [3, 3]
 
 
-@pytest.mark.timeout(900)  # 166-439 s in the loaded suite: S3 through moto, another process
-@pytest.mark.slow(seconds=160)
+@pytest.mark.timeout(600)  # S3 through moto, in another process: each commit many requests
+@pytest.mark.slow(seconds=80)
 def test_a_run_with_its_lake_and_raw_pages_on_s3_builds_and_rebuilds_from_them(
     home, embedded, s3_lake, monkeypatch
 ):
+    """What only a whole run proves: every source lands its pages and tables on S3 and none
+    locally, and the warehouse is built, and rebuilt, from there. One day is enough: the
+    lake's S3 behaviour (replace, time travel, concurrent writers) is tested above."""
     raw_url = s3_lake.removesuffix("/lake") + "/raw"
     monkeypatch.setenv("ADWH_LAKE_URL", s3_lake)
     monkeypatch.setenv("ADWH_RAW_URL", raw_url)
-    dates = ["--start", "2026-11-18", "--end", "2026-11-20"]
+    dates = ["--start", "2026-11-20", "--end", "2026-11-20"]
     assert main(["run", *dates]) == 0
     assert not (home / "lake").exists() and not (home / "raw").exists()
     lake = Lake(s3_lake)
