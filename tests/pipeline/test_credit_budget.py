@@ -25,14 +25,18 @@ def test_a_run_stops_at_its_budget_and_keeps_what_it_fetched(embedded, home, mon
     """Two windows of the store change log: the budget pays the first and part of the second.
     The first is published, the second is not asked past the budget and not published (its
     days stay for the next run), every other table is published, and the run fails naming
-    the budget."""
+    the budget. Two sources are enough (every source stops at the run's one budget): the store
+    change log and the campaign metrics beside it."""
     (first, last), (second, _) = extract_windows(FIRST_DAY, END)
     changes = embedded.main_account.platform_changes
     paid = [r for r in changes if first <= changed_on(r) <= last]
     budget = len(paid) + 2
     monkeypatch.setenv("ADWH_MAX_CREDITS", str(budget))
 
-    status = main(["run", "--start", FIRST_DAY.isoformat(), "--end", END.isoformat()])
+    tables = "platform_changes,campaign_metrics"
+    status = main(
+        ["run", "--start", FIRST_DAY.isoformat(), "--end", END.isoformat(), "--tables", tables]
+    )
 
     out, err = capsys.readouterr()
     assert status == EXIT_FAILED
