@@ -9,12 +9,14 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 from pydantic import SecretStr
 
 from assets.cli import main
 from pipelines.client.errors import ServiceError, TransientError
 from pipelines.client.http import RetryPolicy, ServiceClient
+from tests import library
 from tests.conftest import E_MAIL, SECRET, TODAY, direct, e_mails_under
 from warehouse.raw import RawStore, safe_part
 
@@ -30,7 +32,7 @@ def test_a_run_against_a_real_http_service_leaks_the_key_nowhere(
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("ADS_API_BASE_URL", url)
     monkeypatch.setenv("ADS_API_KEY", SECRET)
-    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-05"]) == 0
+    assert main(["run", "--start", "2026-10-01", "--end", "2026-10-02"]) == 0
     assert main(["check"]) == 0
     out = capsys.readouterr()
     assert (home / "warehouse.duckdb").exists() and (home / "raw").is_dir()
@@ -228,6 +230,7 @@ def test_tls_verification_is_off_only_when_the_client_is_told(served_over_tls):
 
 
 # ---------------------------------------------------------------------------- the pseudonym key
+CHANGES_SPAN = (date(2026, 11, 1), date(2026, 11, 22))
 CHANGES = ["run", "--start", "2026-11-01", "--end", "2026-11-22", "--tables", "advertising_changes"]
 KEY = "3f1e6a0c9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d"  # as `openssl rand -hex 24` prints
 
@@ -239,35 +242,41 @@ def people(home: Path) -> set[str]:
         return {actor for (actor,) in con.sql(query).fetchall()}
 
 
+def pseudonyms_in_lake(home: Path) -> set[str]:
+    """The pseudonyms the change log's actors got in the lake."""
+    actors = pl.read_delta(str(home / "lake" / "advertising_changes"))["actor"]
+    return {actor for actor in actors.drop_nulls() if actor.startswith("person:")}
+
+
+def extract_changes(home: Path, **settings: str) -> set[str]:
+    """The library's extraction of the change log into `home`: its pseudonyms."""
+    outcome = library.extract(home, *CHANGES_SPAN, ["advertising_changes"], **settings)
+    assert not isinstance(outcome["advertising_changes"], BaseException)
+    return pseudonyms_in_lake(home)
+
+
 def test_the_pseudonym_key_comes_from_a_secret_file_or_variable(
     home, embedded, tmp_path, monkeypatch
 ):
     """A Docker or Kubernetes secret mounted as a file, or a variable: the same key gives the
-    same pseudonyms in any home, is kept in none, and a home without one makes its own."""
+    same pseudonyms in any home, is kept in none, and a home without one makes its own (the
+    library's settings and destination decide it)."""
     secret = tmp_path / "run-secrets" / "pseudonym_key"
     secret.parent.mkdir()
     secret.write_text(KEY + "\n")
-    monkeypatch.setenv("ADWH_PSEUDONYM_KEY_FILE", str(secret))
-    assert main(CHANGES) == 0
-    from_file = people(home)
+    from_file = extract_changes(home, ADWH_PSEUDONYM_KEY_FILE=str(secret))
     assert from_file
     assert not (home / "secrets" / "pseudonym.key").exists()
     assert files_holding(home, KEY.encode()) == []
 
-    monkeypatch.delenv("ADWH_PSEUDONYM_KEY_FILE")
-    monkeypatch.setenv("ADWH_PSEUDONYM_KEY", KEY)
-    monkeypatch.setenv("ADWH_HOME", str(tmp_path / "variable"))
-    assert main(CHANGES) == 0
-    assert people(tmp_path / "variable") == from_file
+    assert extract_changes(tmp_path / "variable", ADWH_PSEUDONYM_KEY=KEY) == from_file
 
-    monkeypatch.delenv("ADWH_PSEUDONYM_KEY")
-    monkeypatch.setenv("ADWH_HOME", str(tmp_path / "own"))
-    assert main(CHANGES) == 0
+    own = extract_changes(tmp_path / "own")
     assert {p.name for p in (tmp_path / "own" / "secrets").iterdir()} == {
         "pseudonym.key",
         "pseudonym.key.fingerprint",
     }
-    assert people(tmp_path / "own").isdisjoint(from_file)
+    assert own and own.isdisjoint(from_file)
 
 
 def test_a_run_with_another_pseudonym_key_is_refused_unless_told_to_rotate(
@@ -275,6 +284,7 @@ def test_a_run_with_another_pseudonym_key_is_refused_unless_told_to_rotate(
 ):
     assert main(CHANGES) == 0  # with the key made under $ADWH_HOME/secrets
     before = people(home)
+    assert before
     monkeypatch.setenv("ADWH_PSEUDONYM_KEY", KEY)
     capsys.readouterr()
     assert main(CHANGES) == 2
