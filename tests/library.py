@@ -11,9 +11,10 @@ warehouse are tested through whole runs elsewhere.
 
 import asyncio
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from pipelines.catch_up import plan_daily
 from pipelines.client.http import RetryPolicy
 from pipelines.destination import Destination
 from pipelines.extract import extract_source
@@ -21,8 +22,8 @@ from pipelines.session import open_session
 from pipelines.settings import Settings, load_settings
 from pipelines.sources import SOURCES
 from pipelines.sources.model import Source
-from pipelines.stages.outcome import Outcomes, TableOutcome
-from tests.conftest import FIRST_DAY, TODAY
+from pipelines.stages.outcome import Outcomes, TableOutcome, complete_spans
+from warehouse.coverage import record_coverage
 
 FAST = RetryPolicy(attempts=20, backoff_base=0.001, backoff_max=0.02)
 
@@ -36,13 +37,9 @@ def sources_of(tables: Iterable[str] | None) -> list[Source]:
 
 
 def settings_for(home: Path, **overrides: object) -> Settings:
-    """The settings of a run into `home` on TODAY, over the environment (the `home` fixture's)."""
-    return load_settings(
-        ADWH_HOME=str(home),
-        ADWH_TODAY=TODAY.isoformat(),
-        ADWH_START_DATE=FIRST_DAY.isoformat(),
-        **overrides,
-    )
+    """The settings of a run into `home`, over the environment: the `home` fixture's (today
+    and the first day fixed, no real service) and what the test set on top."""
+    return load_settings(ADWH_HOME=str(home), **overrides)
 
 
 def extract(
@@ -51,13 +48,16 @@ def extract(
     end: date,
     tables: Iterable[str] | None = None,
     *,
+    daily: bool = False,
     retry: RetryPolicy = FAST,
     timeout_seconds: float | None = None,
     **overrides: object,
 ) -> dict[str, TableOutcome | BaseException]:
-    """Extract the sources of `tables` over [start, end] (current state: TODAY's snapshot)
-    into `home`, side by side as a run's step does; each table's outcome, or the exception
-    its source failed with."""
+    """Extract the sources of `tables` over [start, end] (current state: the settings' day's
+    snapshot) into `home`, side by side as a run's step does, and record what they made
+    complete in the lake's coverage, as the step does; `daily`, each account of a dated
+    source from its own first day as the daily job plans it (`pipelines/catch_up.py`). Each
+    table's outcome, or the exception its source failed with."""
     import httpx
 
     settings = settings_for(home, **overrides)
@@ -69,6 +69,8 @@ def extract(
 
     async def go() -> list[Outcomes | BaseException]:
         async with open_session(settings, retry=retry, timeout=timeout) as session:
+            accounts = [account.id for account in session.accounts]
+            plan = plan_daily(destination.lake, accounts, settings, sources) if daily else None
             return await asyncio.gather(
                 *(
                     extract_source(
@@ -79,15 +81,27 @@ def extract(
                         end if source.dated else settings.today,
                         extracted_at,
                         settings.today,
+                        starts=plan.starts.get(source.name) if plan else None,
                     )
                     for source in sources
                 ),
                 return_exceptions=True,
             )
 
+    outcomes = asyncio.run(go())
+    record_coverage(destination.lake, complete_spans([o for o in outcomes if isinstance(o, dict)]))
     results: dict[str, TableOutcome | BaseException] = {}
-    for source, outcome in zip(sources, asyncio.run(go()), strict=True):
+    for source, outcome in zip(sources, outcomes, strict=True):
         for output in source.outputs:
             name = output.schema.name
             results[name] = outcome if isinstance(outcome, BaseException) else outcome[name]
     return results
+
+
+def daily(home: Path, tables: Iterable[str] | None = None, **overrides: object) -> dict:
+    """The daily job's extraction (`adwh run` without a range): each account of each dated
+    source from the first day the lake lacks, or the lookback, or pending economics, up to
+    yesterday, as `pipelines/catch_up.py` plans it."""
+    settings = settings_for(home, **overrides)
+    yesterday = settings.today - timedelta(days=1)
+    return extract(home, settings.first_day, yesterday, tables, daily=True, **overrides)

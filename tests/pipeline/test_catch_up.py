@@ -1,19 +1,23 @@
 """The daily job catches up: every day after what the lake holds complete, per account and
 table, up to yesterday; an account the key newly reaches from ADWH_START_DATE; the lookback
-and pending economics on top."""
+and pending economics on top. The library plans and fetches it (tests/library.py `daily`);
+the CLI's daily range and the schedule's packs come from the same plan
+(tests/pipeline/test_cli.py, tests/pipeline/test_packing.py)."""
 
 import subprocess
 import sys
 from datetime import date, timedelta
 
-import duckdb
+import polars as pl
 import pytest
 
-from assets.cli import main, parser
+from assets.cli import parser
 from assets.partitions import first_partition
+from bench import scenarios
 from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.service import SandboxService
+from tests import library
 from tests.conftest import SECRET, TODAY, serving
 from warehouse.coverage import read_coverage
 from warehouse.lake import Lake
@@ -21,11 +25,7 @@ from warehouse.schemas import TABLES, Layout
 
 YESTERDAY = TODAY - timedelta(days=1)
 DATED = [name for name, t in TABLES.items() if t.layout is not Layout.SNAPSHOT]
-GAP_TABLES = "campaign_metrics,seller_product_metrics"
-
-
-def run(start: date, end: date, *extra: str) -> int:
-    return main(["run", "--start", start.isoformat(), "--end", end.isoformat(), *extra])
+GAP_TABLES = ("campaign_metrics", "seller_product_metrics")
 
 
 def asked_from(service: SandboxService, path: str) -> dict[str | None, date]:
@@ -40,8 +40,11 @@ def asked_from(service: SandboxService, path: str) -> dict[str | None, date]:
 
 
 def days_held(home, table: str) -> list[date]:
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
-        return [d for (d,) in con.sql(f"SELECT DISTINCT date FROM {table} ORDER BY 1").fetchall()]
+    """The days the lake holds rows of `table` for."""
+    lake = Lake(home / "lake")
+    if table not in lake.tables():
+        return []
+    return sorted(pl.read_delta(str(home / "lake" / table))["date"].unique())
 
 
 def every_day(first: date, last: date) -> list[date]:
@@ -66,14 +69,14 @@ def without_seller_products(service: SandboxService, monkeypatch: pytest.MonkeyP
 def test_a_gap_of_forty_days_without_seller_products_is_filled_by_one_daily_run(
     home, embedded, monkeypatch
 ):
-    """Nothing pending reaches back: the lake's coverage does. The run asks each table only
-    from its first day missing; the next daily run asks only the lookback."""
+    """Nothing pending reaches back: the lake's coverage does. The daily extraction asks each
+    table only from its first day missing; the next one asks only the lookback."""
     without_seller_products(embedded, monkeypatch)
     first = TODAY - timedelta(days=50)
     monkeypatch.setenv("ADWH_START_DATE", first.isoformat())
-    assert run(first, TODAY - timedelta(days=41), "--tables", GAP_TABLES) == 0
+    library.extract(home, first, TODAY - timedelta(days=41), GAP_TABLES)
     embedded.requests.clear()
-    assert main(["run", "--tables", GAP_TABLES]) == 0
+    library.daily(home, GAP_TABLES)
     assert days_held(home, "campaign_metrics") == every_day(first, YESTERDAY)
     assert days_held(home, "seller_product_metrics") == []
     gap_start = TODAY - timedelta(days=40)
@@ -83,28 +86,20 @@ def test_a_gap_of_forty_days_without_seller_products_is_filled_by_one_daily_run(
     coverage = read_coverage(Lake(home / "lake"))
     assert coverage[(account, "seller_product_metrics")] == [(first, YESTERDAY)]
     embedded.requests.clear()
-    assert main(["run", "--tables", GAP_TABLES]) == 0
+    library.daily(home, GAP_TABLES)
     assert set(asked_from(embedded, "/v1/campaign-metrics").values()) == {TODAY - timedelta(3)}
 
 
 def seller_rows(home, since: date, until: date) -> list[tuple]:
-    """The seller product rows of [since, until], sorted, without `_extracted_at`."""
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
-        return con.sql(
-            "SELECT * EXCLUDE (_extracted_at) FROM seller_product_metrics "
-            f"WHERE date BETWEEN '{since}' AND '{until}' ORDER BY ALL"
-        ).fetchall()
+    """The lake's seller product rows of [since, until], sorted, without `_extracted_at`."""
+    rows = pl.read_delta(str(home / "lake" / "seller_product_metrics"))
+    rows = rows.filter(pl.col("date").is_between(since, until)).drop("_extracted_at")
+    return sorted(rows.rows(), key=repr)
 
 
 def pending_days(home) -> list[date]:
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
-        return [
-            day
-            for (day,) in con.sql(
-                "SELECT DISTINCT date FROM seller_product_metrics "
-                "WHERE economics_status = 'pending' ORDER BY 1"
-            ).fetchall()
-        ]
+    rows = pl.read_delta(str(home / "lake" / "seller_product_metrics"))
+    return sorted(rows.filter(economics_status="pending")["date"].unique())
 
 
 def test_a_daily_run_forty_days_late_asks_again_for_what_the_last_one_left_pending(
@@ -112,22 +107,22 @@ def test_a_daily_run_forty_days_late_asks_again_for_what_the_last_one_left_pendi
 ):
     """The last daily run left the economics of its newest days pending (they arrive 48-72 h
     late); the next one, 40 days later, fills the gap and asks for those days again: no row
-    stays pending whose figures the service has published, and every day is a clean run's."""
+    stays pending whose figures the service has published, and every day is a clean
+    extraction's."""
     last = TODAY - timedelta(days=40)
     monkeypatch.setenv("ADWH_START_DATE", (last - timedelta(days=6)).isoformat())
     monkeypatch.setenv("ADWH_TODAY", last.isoformat())
-    assert main(["run", "--tables", "seller_product_metrics"]) == 0
+    library.daily(home, ["seller_product_metrics"])
     left = pending_days(home)
     assert left and min(left) < last - timedelta(days=1)  # the last run's newest days
     monkeypatch.setenv("ADWH_TODAY", TODAY.isoformat())
     service = embedded_service(DEFAULT_PRESET, TODAY)
     service.requests.clear()
-    assert main(["run", "--tables", "seller_product_metrics"]) == 0
+    library.daily(home, ["seller_product_metrics"])
     assert asked_from(service, "/v1/seller-product-metrics") == {None: min(left)}
     assert all(day >= TODAY - timedelta(days=3) for day in pending_days(home))
-    clean = tmp_path / "clean"
-    monkeypatch.setenv("ADWH_HOME", str(clean))
-    assert run(min(left), YESTERDAY, "--tables", "seller_product_metrics") == 0
+    clean = scenarios.new_home(tmp_path / "clean", home)  # the same pseudonym key
+    library.extract(clean, min(left), YESTERDAY, ["seller_product_metrics"])
     assert seller_rows(home, min(left), YESTERDAY) == seller_rows(clean, min(left), YESTERDAY)
 
 
@@ -148,11 +143,11 @@ def test_an_account_the_key_newly_reaches_is_backfilled_from_the_start_date(
     monkeypatch.setenv("ADWH_START_DATE", first.isoformat())
     old, new = [a.id for a in agency.accounts[:2]], agency.accounts[2].id
     monkeypatch.setenv("ADS_ACCOUNT_IDS", ",".join(old))
-    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    library.daily(home, ["campaign_metrics"])
     assert set(asked_from(agency, "/v1/campaign-metrics")) == set(old)
     agency.requests.clear()
     monkeypatch.delenv("ADS_ACCOUNT_IDS")
-    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    library.daily(home, ["campaign_metrics"])
     lookback = TODAY - timedelta(days=3)
     assert asked_from(agency, "/v1/campaign-metrics") == {
         **dict.fromkeys(old, lookback),
