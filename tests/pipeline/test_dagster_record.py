@@ -102,30 +102,27 @@ def test_the_runs_own_figures_are_on_its_last_partition_only(ran, monkeypatch):
     assert last["start"].value == SPAN[0] and last["end"].value == SPAN[1]
 
 
-def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing(ran, embedded, monkeypatch):
+def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing_and_gives_the_runs_warehouse(
+    ran, embedded, monkeypatch
+):
+    """A rebuild a few days later, the lake and the warehouse gone: a run of the `daily` job
+    recorded as a rebuild, sending nothing. The run's current-state tables were fetched on its
+    reference date (after the range); the rebuild of the same range from raw alone takes them
+    from that fetch, not from nothing."""
+    before = table_counts(ran)
+    shutil.rmtree(ran / "lake")
+    (ran / "warehouse.duckdb").unlink()
+    monkeypatch.setenv("ADWH_TODAY", "2026-11-26")  # rebuilt a few days later
     embedded.requests.clear()
     assert main(["rebuild", "--start", SPAN[0], "--end", SPAN[1]]) == 0
     assert embedded.requests == []
+    assert table_counts(ran) == before
+    assert before["campaigns"] > 0 and before["mart_cluster_daily"] > 0
     with ui_instance(monkeypatch) as instance:
         commands = sorted(run.tags["adwh/command"] for run in instance.get_runs())
         assert commands == ["rebuild", "run"]
         rebuild = next(r for r in instance.get_runs() if r.tags["adwh/command"] == "rebuild")
         assert rebuild.job_name == "daily" and rebuild.is_success
-
-
-def test_rebuilding_the_range_a_run_extracted_gives_that_runs_warehouse(
-    home, embedded, monkeypatch
-):
-    """The run's current-state tables were fetched on its reference date (after the range);
-    a rebuild of the same range from raw alone takes them from that fetch, not from nothing."""
-    assert main(["run", "--start", "2026-11-10", "--end", "2026-11-12"]) == 0
-    before = table_counts(home)
-    shutil.rmtree(home / "lake")
-    (home / "warehouse.duckdb").unlink()
-    monkeypatch.setenv("ADWH_TODAY", "2026-11-26")  # rebuilt a few days later
-    assert main(["rebuild", "--start", "2026-11-10", "--end", "2026-11-12"]) == 0
-    assert table_counts(home) == before
-    assert before["campaigns"] > 0 and before["mart_cluster_daily"] > 0
 
 
 def table_counts(home: Path) -> dict[str, int]:
