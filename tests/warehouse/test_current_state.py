@@ -17,6 +17,8 @@ import pytest
 from deltalake import DeltaTable
 
 from assets.cli import main
+from tests import prepared
+from tests.conftest import use_environment
 from warehouse.build import WAREHOUSE_FILE
 from warehouse.lake import Lake, current_table
 from warehouse.schemas import TABLES, Column, Kind, Layout
@@ -99,23 +101,22 @@ def test_a_column_the_service_adds_reaches_the_current_rows_too(tmp_path):
         assert "color" in pl.read_delta(str(tmp_path / name)).columns, name
 
 
-@pytest.fixture(scope="module")
-def two_days(tmp_path_factory) -> Path:
-    """A home elsewhere than `data`, after the daily runs of every current-state table on
-    two days."""
-    home = tmp_path_factory.mktemp("analyst") / "warehouse-home"
+def run_two_days(home: Path) -> None:
+    """The daily runs of every current-state table on two days, into `home`."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ADWH_HOME", str(home))
-        patch.setenv("ADWH_START_DATE", "2026-10-01")
-        for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS", "DAGSTER_HOME"):
-            patch.delenv(name, raising=False)
+        use_environment(patch, home)
         for today in (D2, D2 + timedelta(days=1)):
             patch.setenv("ADWH_TODAY", today.isoformat())
             assert main(["run", "--tables", ",".join(CURRENT_STATE)]) == 0
-    return home
 
 
-@pytest.mark.slow(seconds=15)
+@pytest.fixture(scope="module")
+def two_days() -> Path:
+    """A home elsewhere than `data`, after the daily runs of every current-state table on
+    two days (made once per suite; read only)."""
+    return prepared.shared("two-days", run_two_days, D2, folder_name="warehouse-home")
+
+
 def test_after_two_days_every_reader_of_current_state_counts_as_the_warehouse(two_days):
     lake = two_days / "lake"
     with duckdb.connect(str(two_days / WAREHOUSE_FILE), read_only=True) as con:
@@ -139,7 +140,6 @@ def test_after_two_days_every_reader_of_current_state_counts_as_the_warehouse(tw
     assert lakes.sort("account_id", "id").equals(mine.sort("account_id", "id"))
 
 
-@pytest.mark.slow(seconds=15)
 def test_the_readmes_current_state_example_runs_as_written(two_days, monkeypatch):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     (example,) = [block for block in blocks if "current/" in block]
