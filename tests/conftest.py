@@ -22,6 +22,7 @@ from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS
 from sandbox.service import SandboxService
 from tests import prepared
+from tests.whole import mark_whole_runs
 
 # CI replays the same examples every run (a landing must not hang on a lucky draw); developers
 # keep exploring new ones, and what they find lands as a fix or an @example. No deadline in
@@ -39,7 +40,10 @@ import assets.partitions  # noqa: E402, F401
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, each worker starts with its share of the tests marked `slow`.
+    """Tests that start a whole run are marked `whole` (tests/whole.py): `-m "not whole"` is
+    the quick loop.
+
+    Under pytest-xdist, each worker starts with its share of the tests marked `slow`.
 
     The work-stealing scheduler hands each worker a contiguous share of the collection and
     lets idle workers take from the others' tails; a minutes-long test collected late (the
@@ -48,6 +52,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     least slow work so far (`slow(seconds=…)`: about what it takes in the suite), the slow
     tests run side by side from the start. Every worker computes the same order, as xdist
     requires."""
+    mark_whole_runs(items)
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     slow = [item for item in items if item.get_closest_marker("slow")]
     if workers < 2 or not slow:
