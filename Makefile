@@ -9,7 +9,7 @@ UV = $$(command -v uv || echo .venv-uv/bin/uv)
 # modules an extraction run loads, ~0.1 s of every run process's start.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: demo test lint format bench bench-scale soak profile profile-pack dagster screenshots clean
+.PHONY: demo test test-quick lint format bench bench-scale soak profile profile-pack dagster screenshots clean
 
 # What the product, the sandbox, DuckDB's shell and the UI need, without the test tools (the
 # `dev` group, which `make test` adds). Quiet: one line, not a line per package. --inexact: a
@@ -42,6 +42,12 @@ lint: $(BIN)/pytest
 TEST_WORKERS ?= 3
 test: lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
+
+# The quick loop while working on the library, the transforms or the warehouse: every test that
+# starts no Dagster run, adwh command, server or process (tests/whole.py marks the others).
+# `make test` is still the whole suite, and what CI runs.
+test-quick: $(BIN)/pytest
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not whole" --durations=10
 
 format: $(BIN)/pytest
 	$(BIN)/ruff format .
