@@ -1,9 +1,10 @@
 """The service's rules, as its specification states them: one home for each.
 
-The pipeline and the sandbox both import these, so the simulator cannot drift from what the
-pipeline expects, and a reader goes from a number to the section that gives it. Each constant
-names its section of `../shared/spec/service-api.md`. Where the spec says "not shown", nothing
-is fixed here: the pipeline learns it (window caps from a 400, rate limits from a 429).
+The pipeline and the contracts import these, and a reader goes from a number to the section
+that gives it. The sandbox does not: it keeps its own reading (`sandbox/spec.py`), so that a
+misreading here is one the tests' oracle does not share. Each constant names its section of
+`../shared/spec/service-api.md`. Where the spec says "not shown", nothing is fixed here: the
+pipeline learns it (window caps from a 400, rate limits from a 429).
 This module is the bottom of the layers: it imports nothing of ours.
 """
 
