@@ -51,9 +51,13 @@ def graphql(url: str, query: str) -> dict:
 def test_the_ui_runs_on_the_homes_instance_and_says_nothing_while_sensors_skip(home, tmp_path):
     log = tmp_path / "ui.log"
     with local_ui(home, log) as url:
-        ticks = wait_until(
-            lambda: graphql(url, TICKS)["sensorOrError"]["sensorState"]["ticks"],
-            "a tick of the warehouse_refresh sensor",
+        ticks = wait_until(  # a tick that ended: the newest may still be STARTED
+            lambda: [
+                tick
+                for tick in graphql(url, TICKS)["sensorOrError"]["sensorState"]["ticks"]
+                if tick["status"] != "STARTED"
+            ],
+            "an ended tick of the warehouse_refresh sensor",
             timeout=180,
             every=1,
         )
