@@ -105,9 +105,9 @@ def _prepared_homes(tmp_path_factory: pytest.TempPathFactory) -> None:
     prepared.use_root(tmp_path_factory.getbasetemp())
 
 
-def cli_run(argv: list[str], **env: str) -> prepared.Builder:
-    """A builder of the home `adwh <argv>` writes against the embedded sandbox, from the
-    environment of the `home` fixture plus `env`."""
+def cli_run(argv: list[str]) -> prepared.Builder:
+    """A builder of the home `adwh <argv>` writes against the embedded sandbox, in the
+    environment of the `home` fixture."""
 
     def build(target: Path) -> None:
         from assets.cli import main
@@ -116,8 +116,6 @@ def cli_run(argv: list[str], **env: str) -> prepared.Builder:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(service, "faults", NO_FAULTS)  # whatever the asking test set
             use_environment(patch, target)
-            for name, value in env.items():
-                patch.setenv(name, value)
             assert main(argv) == 0
 
     return build
