@@ -70,9 +70,15 @@ def starting_names(module: ModuleType) -> frozenset[str]:
 
 def uses(code: str, names: set[str] | frozenset[str]) -> bool:
     """`code` calls, or passes on, one of `names`."""
-    return bool(names) and any(
-        isinstance(node, ast.Name) and node.id in names
-        for node in ast.walk(ast.parse(_dedented(code)))
+    return bool(names) and not names_in(code).isdisjoint(names)
+
+
+@cache
+def names_in(code: str) -> frozenset[str]:
+    """Every name `code` reads: parsed once, though a fixture's code is asked of by each test
+    that uses it."""
+    return frozenset(
+        node.id for node in ast.walk(ast.parse(_dedented(code))) if isinstance(node, ast.Name)
     )
 
 
