@@ -15,15 +15,18 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from pipelines.catch_up import plan_daily
+from pipelines.client.credits import CreditBudget
 from pipelines.client.http import RetryPolicy
 from pipelines.destination import Destination
 from pipelines.extract import extract_source
+from pipelines.reconcile import Reconciled, reconcile_tables
 from pipelines.session import open_session
 from pipelines.settings import Settings, load_settings
 from pipelines.sources import SOURCES
 from pipelines.sources.model import Source
 from pipelines.stages.outcome import Outcomes, TableOutcome, complete_spans
 from warehouse.coverage import record_coverage
+from warehouse.lake import Lake
 
 FAST = RetryPolicy(attempts=20, backoff_base=0.001, backoff_max=0.02)
 
@@ -42,6 +45,11 @@ def settings_for(home: Path, **overrides: object) -> Settings:
     return load_settings(ADWH_HOME=str(home), **overrides)
 
 
+def lake(home: Path) -> Lake:
+    """The lake of `home`, where the settings put it."""
+    return Destination.of(settings_for(home)).lake
+
+
 def extract(
     home: Path,
     start: date,
@@ -51,13 +59,16 @@ def extract(
     daily: bool = False,
     retry: RetryPolicy = FAST,
     timeout_seconds: float | None = None,
+    budget: CreditBudget | None = None,
+    run_id: str = "library",
     **overrides: object,
 ) -> dict[str, TableOutcome | BaseException]:
     """Extract the sources of `tables` over [start, end] (current state: the settings' day's
     snapshot) into `home`, side by side as a run's step does, and record what they made
     complete in the lake's coverage, as the step does; `daily`, each account of a dated
     source from its own first day as the daily job plans it (`pipelines/catch_up.py`). Each
-    table's outcome, or the exception its source failed with."""
+    table's outcome, or the exception its source failed with; what the reads cost is counted
+    in `budget`, and the columns it adds are recorded with `run_id`."""
     import httpx
 
     settings = settings_for(home, **overrides)
@@ -68,7 +79,7 @@ def extract(
     extracted_at = datetime.now(UTC)
 
     async def go() -> list[Outcomes | BaseException]:
-        async with open_session(settings, retry=retry, timeout=timeout) as session:
+        async with open_session(settings, retry=retry, timeout=timeout, budget=budget) as session:
             accounts = [account.id for account in session.accounts]
             plan = plan_daily(destination.lake, accounts, settings, sources) if daily else None
             return await asyncio.gather(
@@ -81,6 +92,7 @@ def extract(
                         end if source.dated else settings.today,
                         extracted_at,
                         settings.today,
+                        run_id,
                         starts=plan.starts.get(source.name) if plan else None,
                     )
                     for source in sources
@@ -105,3 +117,35 @@ def daily(home: Path, tables: Iterable[str] | None = None, **overrides: object) 
     settings = settings_for(home, **overrides)
     yesterday = settings.today - timedelta(days=1)
     return extract(home, settings.first_day, yesterday, tables, daily=True, **overrides)
+
+
+def reconcile(
+    home: Path,
+    start: date,
+    end: date,
+    tables: Iterable[str],
+    *,
+    budget: CreditBudget | None = None,
+    **overrides: object,
+) -> dict[str, Reconciled | BaseException]:
+    """The lake's days [start, end] of `tables` against the service's grouped sums, every
+    account, as a run's reconciliation check compares them (`assets/reconciliation.py`)."""
+    settings = settings_for(home, **overrides)
+    plans = {table: {(start, end): None} for table in tables}
+    opened = open_session(settings, retry=FAST, budget=budget)
+    outcomes = reconcile_tables(opened, Destination.of(settings), plans)
+    return dict(zip(plans, outcomes, strict=True))
+
+
+def succeeded(
+    outcomes: dict[str, TableOutcome | BaseException],
+) -> dict[str, TableOutcome]:
+    """`outcomes`, each table extracted and published whole: no source failed, no account
+    failed, nothing held back (what a run's exit 0 says)."""
+    failed = {
+        table: outcome if isinstance(outcome, BaseException) else outcome.failed_accounts
+        for table, outcome in outcomes.items()
+        if isinstance(outcome, BaseException) or outcome.failed_accounts or outcome.held_back
+    }
+    assert failed == {}, failed
+    return outcomes  # type: ignore[return-value]

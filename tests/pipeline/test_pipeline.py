@@ -320,30 +320,32 @@ def test_rebuild_from_raw_is_identical(copy):
     assert snapshot_of(copy) == before
 
 
-def test_the_daily_job_turns_pending_economics_into_available(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    first_day, fetched_from = date(2026, 11, 12), date(2026, 11, 5)
-    use_home(monkeypatch, home, first_day, fetched_from)
-    assert run(fetched_from, date(2026, 11, 11), "--tables", "seller_product_metrics") == 0
-    with warehouse(home) as con:
-        pending = con.sql(
-            "SELECT DISTINCT date FROM seller_product_metrics "
-            "WHERE economics_status = 'pending' ORDER BY 1"
-        ).fetchall()
-    assert [d for (d,) in pending] == [date(2026, 11, 10), date(2026, 11, 11)]
-    use_home(monkeypatch, home, first_day + timedelta(days=3), fetched_from)
-    assert main(["run", "--tables", "seller_product_metrics"]) == 0
-    with warehouse(home) as con:
-        status = dict(
-            con.sql(
-                "SELECT date, list(DISTINCT economics_status) FROM "
-                "seller_product_metrics WHERE date IN ('2026-11-10', '2026-11-11')"
-                " GROUP BY date"
-            ).fetchall()
-        )
+def test_the_daily_job_turns_pending_economics_into_available(home):
+    """The daily job asks again the days whose economics were pending (the library's plan,
+    `pipelines/catch_up.py`), and they arrive."""
+    today, first_day = date(2026, 11, 12), date(2026, 11, 5)
+    table = ["seller_product_metrics"]
+    home_from = {"ADWH_START_DATE": first_day.isoformat()}
+    library.succeeded(
+        library.extract(home, first_day, date(2026, 11, 11), table, ADWH_TODAY=today, **home_from)
+    )
+    pending = lake_rows(home, "seller_product_metrics").filter(
+        pl.col("economics_status") == "pending"
+    )
+    assert sorted(pending["date"].unique()) == [date(2026, 11, 10), date(2026, 11, 11)]
+    library.succeeded(library.daily(home, table, ADWH_TODAY=today + timedelta(days=3), **home_from))
+    days = lake_rows(home, "seller_product_metrics").filter(
+        pl.col("date").is_in([date(2026, 11, 10), date(2026, 11, 11)])
+    )
+    status = dict(days.group_by("date").agg(pl.col("economics_status").unique()).iter_rows())
     assert set(status) == {date(2026, 11, 10), date(2026, 11, 11)}
     for statuses in status.values():  # some older product-days never get economics: missing
         assert "pending" not in statuses and "available" in statuses
+
+
+def lake_rows(home: Path, table: str) -> pl.DataFrame:
+    """A table's rows as the lake holds them now."""
+    return library.lake(home).scan(table).collect()
 
 
 def restate(service, monkeypatch: pytest.MonkeyPatch, day: str) -> None:
@@ -381,25 +383,23 @@ def _cost_key(row: dict) -> tuple:
 
 
 def cost_on(home: Path, day: date) -> Decimal:
-    with warehouse(home) as con:
-        return con.execute(
-            "SELECT sum(cost) FROM campaign_metrics WHERE date = ?", [day]
-        ).fetchone()[0]
+    return lake_rows(home, "campaign_metrics").filter(pl.col("date") == day)["cost"].sum()
 
 
 def test_a_day_restated_within_the_lookback_is_replaced(home, embedded, monkeypatch):
-    """The daily job re-reads ADWH_LOOKBACK_DAYS days up to yesterday: a restatement six days
-    back is missed by the default three and replaced by a lookback of seven."""
+    """The daily job re-reads ADWH_LOOKBACK_DAYS days up to yesterday (the library's plan): a
+    restatement six days back is missed by the default three and replaced by a lookback of
+    seven."""
     restated = TODAY - timedelta(days=6)
-    monkeypatch.setenv("ADWH_START_DATE", restated.isoformat())  # no gap before it to catch up
-    assert run(restated, TODAY - timedelta(days=1), "--tables", "campaign_metrics") == 0
+    first = {"ADWH_START_DATE": restated.isoformat()}  # no gap before it to catch up
+    yesterday = TODAY - timedelta(days=1)
+    library.succeeded(library.extract(home, restated, yesterday, ["campaign_metrics"], **first))
     before = cost_on(home, restated)
     assert before > 0
     restate(embedded, monkeypatch, restated.isoformat())
-    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    library.succeeded(library.daily(home, ["campaign_metrics"], **first))
     assert cost_on(home, restated) == before
-    monkeypatch.setenv("ADWH_LOOKBACK_DAYS", "7")
-    assert main(["run", "--tables", "campaign_metrics"]) == 0
+    library.succeeded(library.daily(home, ["campaign_metrics"], ADWH_LOOKBACK_DAYS=7, **first))
     assert cost_on(home, restated) == 2 * before
 
 
