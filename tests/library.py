@@ -149,3 +149,12 @@ def succeeded(
     }
     assert failed == {}, failed
     return outcomes  # type: ignore[return-value]
+
+
+def failure(outcome: TableOutcome | BaseException) -> str:
+    """What went wrong with a table, as the run's line would say it: its source's error, its
+    accounts' errors, or what it held back; "" when nothing did."""
+    if isinstance(outcome, BaseException):
+        return str(outcome)
+    errors = [f"{account}: {error}" for account, error in outcome.failed_accounts.items()]
+    return "; ".join([*errors, *outcome.held_back])

@@ -135,9 +135,7 @@ def lake_state(home: Path) -> dict[str, int]:
     return {str(p.relative_to(home)): p.stat().st_mtime_ns for p in (home / "lake").rglob("*")}
 
 
-def test_a_row_dated_outside_the_window_is_named_and_not_published(
-    home, embedded, monkeypatch, capsys
-):
+def test_a_row_dated_outside_the_window_is_named_and_not_published(home, embedded, monkeypatch):
     tamper(
         embedded,
         monkeypatch,
@@ -151,10 +149,11 @@ def test_a_row_dated_outside_the_window_is_named_and_not_published(
             }
         ),
     )
-    assert main([*RANGE, "--tables", "campaign_metrics"]) == 1
-    err = capsys.readouterr().err.strip()
-    assert "campaign_metrics window 2026-10-01..2026-10-05" in err and "2026-09-01" in err
-    assert "outside the requested window" in err and len(err.splitlines()) == 1
+    said = library.failure(
+        library.extract(home, START, END, ["campaign_metrics"])["campaign_metrics"]
+    )
+    assert "campaign_metrics window 2026-10-01..2026-10-05" in said and "2026-09-01" in said
+    assert "outside the requested window" in said
     lake = home / "lake" / "campaign_metrics"
     assert not (lake / "date=2026-09-01").exists()
     assert (lake / "date=2026-10-01").is_dir()
@@ -162,11 +161,11 @@ def test_a_row_dated_outside_the_window_is_named_and_not_published(
     assert any(b"2026-09-01" in gzip.decompress(p.read_bytes()) for p in raw)
 
 
-def test_the_same_row_on_two_pages_holds_back_the_snapshot(home, embedded, monkeypatch, capsys):
+def test_the_same_row_on_two_pages_holds_back_the_snapshot(home, embedded, monkeypatch):
     """A cursor list that repeats the last row of a page at the top of the next one."""
-    assert main([*RANGE, "--tables", "targets,campaigns"]) == 0
+    tables = ["targets", "campaigns"]
+    library.succeeded(library.extract(home, START, END, tables))
     before = lake_state(home)
-    capsys.readouterr()
 
     def repeat(query: dict[str, str], body: dict) -> dict:
         after = query.get("starting_after")
@@ -175,14 +174,9 @@ def test_the_same_row_on_two_pages_holds_back_the_snapshot(home, embedded, monke
         return body | {"data": [{**body["data"][0], "id": after}, *body["data"]]}
 
     tamper(embedded, monkeypatch, "/v1/targets", repeat)
-    assert (
-        main(
-            ["run", "--start", "2026-10-01", "--end", "2026-10-05", "--tables", "targets,campaigns"]
-        )
-        == 1
-    )
-    err = capsys.readouterr().err.strip()
-    assert "targets" in err and "unique" in err and len(err.splitlines()) == 1
+    outcomes = library.extract(home, START, END, tables)
+    assert "unique" in library.failure(outcomes["targets"])
+    assert library.failure(outcomes["campaigns"]) == ""
     after = lake_state(home)
     targets = {k: v for k, v in before.items() if k.startswith("lake/targets/")}
     assert {k: after.get(k) for k in targets} == targets  # the previous snapshot, untouched
@@ -224,16 +218,14 @@ def always_more(query: dict[str, str], body: dict) -> dict:
     ids=["has_more with an empty page", "a cursor that does not advance"],
 )
 def test_paging_that_cannot_end_fails_the_table_and_keeps_its_state(
-    home, embedded, monkeypatch, capsys, table, path, change, ignore, fragment
+    home, embedded, monkeypatch, table, path, change, ignore, fragment
 ):
-    tables = f"{table},campaign_metrics,campaigns,portfolios"
-    assert main([*RANGE, "--tables", tables]) == 0
+    tables = [table, "campaign_metrics", "campaigns", "portfolios"]
+    library.succeeded(library.extract(home, START, END, tables))
     before = lake_state(home)
-    capsys.readouterr()
     tamper(embedded, monkeypatch, path, change, ignore)
-    assert main([*RANGE, "--tables", tables]) == 1
-    err = capsys.readouterr().err.strip()
-    assert fragment in err and f"GET {path}" in err and len(err.splitlines()) == 1
+    said = library.failure(library.extract(home, START, END, tables)[table])
+    assert fragment in said and f"GET {path}" in said
     after = lake_state(home)
     mine = f"lake/{table}/"
     assert {k: v for k, v in after.items() if k.startswith(mine)} == {
@@ -262,7 +254,11 @@ def test_an_unknown_field_becomes_a_column_named_on_stderr(home, embedded, monke
     ]
 
 
-def test_fields_a_source_unfolds_into_its_other_tables_are_not_new(home, embedded, capsys):
+def test_fields_a_source_unfolds_into_its_other_tables_are_not_new(home, embedded):
     """A cluster's `products` and keywords feed cluster_products and cluster_keywords: known."""
-    assert main([*RANGE, "--tables", "clusters"]) == 0
-    assert "new column" not in capsys.readouterr().err
+    outcomes = library.succeeded(library.extract(home, START, END, ["clusters"]))
+    assert {table: outcome.schema_changes for table, outcome in outcomes.items()} == {
+        "clusters": [],
+        "cluster_products": [],
+        "cluster_keywords": [],
+    }
