@@ -633,17 +633,18 @@ def kill_and_recover(
     triggers: list[tuple[str, Trigger]],
     scratch: Path,
     between: Callable[[], bool] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> tuple[list[Kill], list[str], Outcome]:
-    """Kill one run of `span` per trigger, then run it to the end. After each kill, every
-    partition in the lake must be a clean run's and none published before may be missing (a
-    crash loses nothing), the warehouse, if any, must be a clean run's, and `between` (a
-    test's own check of the state a kill leaves) must hold."""
+    """Kill one run of `span` (with the options `extra`) per trigger, then run it to the end.
+    After each kill, every partition in the lake must be a clean run's and none published
+    before may be missing (a crash loses nothing), the warehouse, if any, must be a clean
+    run's, and `between` (a test's own check of the state a kill leaves) must hold."""
     clean = clean_run(span)
     expected_lake, expected_warehouse = lake_digest(clean), warehouse_digest(clean)
     before = set(lake_digest(home)) if (home / "lake").exists() else set()
     kills, damage = [], []
     for name, trigger in triggers:
-        kill = run_killed(home, run_args(span), trigger, name, scratch / "killed.log")
+        kill = run_killed(home, run_args(span, *extra), trigger, name, scratch / "killed.log")
         kills.append(kill)
         now = lake_digest(home) if (home / "lake").exists() else {}
         damage += [
@@ -655,5 +656,5 @@ def kill_and_recover(
             damage.append(f"after the kill at {name}: the warehouse is not a clean run's")
         if between is not None and not between():
             damage.append(f"after the kill at {name}: the test's own check failed")
-    outcome = adwh(home, run_args(span))
+    outcome = adwh(home, run_args(span, *extra))
     return kills, damage, outcome

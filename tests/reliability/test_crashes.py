@@ -34,12 +34,15 @@ def test_killed_while_writing_the_lake_then_while_building_duckdb_nothing_is_los
         )
         assert outcome.code == 0, outcome.err
         warehouse = scenarios.file_state(home)[scenarios.WAREHOUSE]
+        # The build reads every table of the lake whatever a run fetched: runs of one table
+        # reach it sooner, and the last one ends with a clean run's warehouse all the same.
         more_kills, more_damage, outcome = scenarios.kill_and_recover(
             home,
             scenarios.SHORT,
             [("DuckDB build", scenarios.building)],
             tmp_path,
             between=lambda: scenarios.file_state(home)[scenarios.WAREHOUSE] == warehouse,
+            extra=("--tables", "campaign_metrics"),
         )
     assert all(kill.killed for kill in kills + more_kills), kills + more_kills
     assert damage + more_damage == []
