@@ -43,6 +43,7 @@ AMOUNT = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?$")
 SCHEMA_CHANGE = re.compile(r"adwh: \w+: (new column|column) ")  # the summary's news, not errors
 VARIANTS = (1, 2, 3, 4, 5, 6)
 WHOLE_RUN_VARIANT = 1
+WHOLE_SPAN = (date(2026, 11, 10), date(2026, 11, 16))
 # What each variant's service was asked by the run (the tests' own questions are logged too).
 RUN_REQUESTS: dict[Path, tuple] = {}
 # Current-state tables fed by one cursor list each, and the expansions the pipeline asks for.
@@ -62,8 +63,9 @@ class Truth:
     """The variant's own answers, asked in-process with its key: the canonical bodies, money as
     decimal strings, before the HTTP layer encodes numbers or injects faults."""
 
-    def __init__(self, service: SandboxService) -> None:
+    def __init__(self, service: SandboxService, span: tuple[date, date]) -> None:
         self.service = service
+        self.start, self.end = span
 
     def get(self, path: str, account: str | None, params: list[tuple[str, str]]) -> dict:
         headers = {"authorization": f"Bearer {KEY}"}
@@ -87,8 +89,8 @@ class Truth:
             after = body["data"][-1]["id"]
 
     def dated_log(self, path: str) -> list[dict]:
-        """A change log's rows over START..END, every account's, as the service answers."""
-        dates = [("start_date", START.isoformat()), ("end_date", END.isoformat())]
+        """A change log's rows over the span, every account's, as the service answers."""
+        dates = [("start_date", self.start.isoformat()), ("end_date", self.end.isoformat())]
         return [
             {**row, "account_id": account["id"]}
             for account in self.accounts()
@@ -111,9 +113,9 @@ class Truth:
 
     def metrics(self, resource: str, account: str, path: str | None = None) -> list[dict]:
         cap = self.service.variant.cap(resource, "daily") or window_cap(resource, "daily")
-        rows, first = [], START
-        while first <= END:
-            last = min(END, first + timedelta(days=cap - 1))
+        rows, first = [], self.start
+        while first <= self.end:
+            last = min(self.end, first + timedelta(days=cap - 1))
             offset = 0
             while True:
                 body = self.get(
@@ -136,7 +138,7 @@ class Truth:
 
 
 def run_variant(variant: int, home: Path) -> None:
-    """The variant served on 127.0.0.1 and one `adwh run` of START..END against it, into
+    """The variant served on 127.0.0.1 and one `adwh run` of WHOLE_SPAN against it, into
     `home`; beside it (`run.json`) how it ended, what the service was asked, the credits the
     run counted (its tag) and what its reconciliation checks found."""
     service = SandboxService("small", TODAY, key=KEY, variant=variant)
@@ -148,7 +150,8 @@ def run_variant(variant: int, home: Path) -> None:
         patch.delenv("ADS_ACCOUNT_IDS", raising=False)
         errors = io.StringIO()
         with contextlib.redirect_stderr(errors):
-            status = main(["run", "--start", START.isoformat(), "--end", END.isoformat()])
+            first, last = (day.isoformat() for day in WHOLE_SPAN)
+            status = main(["run", "--start", first, "--end", last])
         with open_instance() as instance:
             (run,) = instance.get_runs()
             records = instance.get_records_for_run(
@@ -162,7 +165,7 @@ def run_variant(variant: int, home: Path) -> None:
         if check.check_name == "reconciled"
     }
     ended = f"exit {status}" + "".join(f"\n{line}" for line in failure)
-    write_ran(home, service, ended, int(run.tags[CREDITS_TAG]), reconciled)
+    write_ran(home, service, WHOLE_SPAN, ended, int(run.tags[CREDITS_TAG]), reconciled)
 
 
 def extract_variant(variant: int, home: Path) -> None:
@@ -191,20 +194,32 @@ def extract_variant(variant: int, home: Path) -> None:
         [str(row) for row in outcome.differences.iter_rows(named=True)]
         for table, outcome in reconciled.items()
     }  # fmt: skip
-    write_ran(home, service, "exit 0" if not failures else "\n".join(failures), budget.spent, found)
+    ended = "exit 0" if not failures else "\n".join(failures)
+    write_ran(home, service, (START, END), ended, budget.spent, found)
 
 
 def write_ran(
-    home: Path, service: SandboxService, ended: str, credits: int, reconciled: dict
+    home: Path,
+    service: SandboxService,
+    span: tuple[date, date],
+    ended: str,
+    credits: int,
+    reconciled: dict,
 ) -> None:
     requests = [dataclasses.astuple(request) for request in service.requests]
-    ran = {"ended": ended, "requests": requests, "credits": credits, "reconciled": reconciled}
+    ran = {
+        "span": [day.isoformat() for day in span],
+        "ended": ended,
+        "requests": requests,
+        "credits": credits,
+        "reconciled": reconciled,
+    }
     (home.parent / "run.json").write_bytes(orjson.dumps(ran))
 
 
-# Each variant extracted by the library, and one also by a whole `adwh run`: what the Dagster
-# layer adds (the run's exit, its credits tag, its checks) holds for any variant's answers once
-# it holds for one, and a whole run of 36 days costs ~40 CPU-seconds.
+# Each variant extracted by the library, and one also by a whole `adwh run` of a week: what the
+# Dagster layer adds (the run's exit, its credits tag, its checks) holds for any variant's
+# answers once it holds for one, and a whole run of 36 days costs ~40 CPU-seconds.
 WAYS = [*((extract_variant, n) for n in VARIANTS), (run_variant, WHOLE_RUN_VARIANT)]
 
 
@@ -224,6 +239,12 @@ def extracted(request) -> tuple[SandboxService, Path, dict]:
         for method, path, query, account, status in ran["requests"]
     )
     return SandboxService("small", TODAY, key=KEY, variant=variant), home, ran
+
+
+def span(ran: dict) -> tuple[date, date]:
+    """The days the variant was extracted over."""
+    first, last = (date.fromisoformat(day) for day in ran["span"])
+    return first, last
 
 
 def query(home: Path, sql: str) -> list[tuple]:
@@ -287,8 +308,8 @@ def test_the_run_exits_0(extracted):
 
 
 def test_daily_facts_hold_every_row_and_exact_sums(extracted):
-    service, home, _ = extracted
-    truth = Truth(service)
+    service, home, ran = extracted
+    truth = Truth(service, span(ran))
     accounts = truth.accounts()
     for schema in (t for t in TABLES.values() if t.layout is Layout.DAILY_FACT):
         served = [
@@ -317,8 +338,8 @@ def _entity(schema) -> tuple[str, ...]:
 
 
 def test_current_state_holds_every_record_and_every_new_field(extracted):
-    service, home, _ = extracted
-    truth = Truth(service)
+    service, home, ran = extracted
+    truth = Truth(service, span(ran))
     accounts = truth.accounts()
     assert query(home, "SELECT count(*) FROM accounts") == [(len(accounts),)]
     for schema in LISTED:
@@ -342,11 +363,12 @@ def test_current_state_holds_every_record_and_every_new_field(extracted):
 def test_the_store_change_log_holds_the_days_asked_whatever_the_service_answers(extracted):
     """Its parameters are not shown (spec 4.9): a variant ignores the dates and answers its
     whole 12 months; the warehouse keeps the days of the run, every one of them."""
-    service, home, _ = extracted
+    service, home, ran = extracted
+    start, end = span(ran)
     changes = [
         row
-        for row in Truth(service).dated_log("/v1/platform-changes")
-        if START <= datetime.fromisoformat(row["changed_at"]).astimezone(UTC).date() <= END
+        for row in Truth(service, (start, end)).dated_log("/v1/platform-changes")
+        if start <= datetime.fromisoformat(row["changed_at"]).astimezone(UTC).date() <= end
     ]
     assert changes
     check_rows(home, "platform_changes", ("account_id", "id"), changes)
@@ -356,7 +378,7 @@ def test_the_run_counts_the_credits_its_reads_were_billed(extracted):
     """Spec 8: a credit per store change and per group returned; a variant that ignores the
     store log's dates bills its whole year at every window, and the count says so."""
     service, home, ran = extracted
-    truth = Truth(service)
+    truth = Truth(service, span(ran))
     priced = {
         (r.path, r.query, r.account)
         for r in RUN_REQUESTS[home]
@@ -378,8 +400,8 @@ def test_every_metrics_table_reconciles_with_the_services_own_sums(extracted):
 
 
 def test_the_change_log_and_history_are_complete(extracted):
-    service, home, _ = extracted
-    truth = Truth(service)
+    service, home, ran = extracted
+    truth = Truth(service, span(ran))
     changes = truth.dated_log("/v1/advertising-changes")
     check_rows(home, "advertising_changes", ("account_id", "id"), changes)
     history = 0
@@ -387,14 +409,14 @@ def test_the_change_log_and_history_are_complete(extracted):
         params = [("expand[]", "optimizationConfig")]
         campaigns = truth.cursor("/v1/campaigns", account["id"], params)
         for campaign in (c for c in campaigns if c.get("optimizationConfig")):
-            day = START
-            while day <= END:
+            day = truth.start
+            while day <= truth.end:
                 path = f"/v1/campaigns/{campaign['id']}/optimization-history"
-                span = [("start_date", day.isoformat()), ("end_date", day.isoformat())]
+                one_day = [("start_date", day.isoformat()), ("end_date", day.isoformat())]
                 offset = 0
                 while True:
                     body = truth.get(
-                        path, account["id"], [*span, ("limit", "500"), ("offset", str(offset))]
+                        path, account["id"], [*one_day, ("limit", "500"), ("offset", str(offset))]
                     )
                     history += len(body["data"])
                     offset += len(body["data"])
