@@ -60,13 +60,15 @@ def test_a_run_stops_at_its_budget_and_keeps_what_it_fetched(embedded, home, mon
 
 
 def test_a_budget_the_run_does_not_reach_changes_nothing(embedded, home, monkeypatch, capsys):
-    """The store changes and the reconciliation's groups are all the run pays for."""
+    """The store changes and the reconciliation's groups are all the run pays for (a metrics
+    table beside the store change log: every other source is free)."""
     span = (date(2026, 11, 20), END)
     served = [r for r in embedded.main_account.platform_changes if span[0] <= changed_on(r)]
     served = [r for r in served if changed_on(r) <= END]
     monkeypatch.setenv("ADWH_MAX_CREDITS", "100000")
 
-    assert main(["run", "--start", span[0].isoformat(), "--end", END.isoformat()]) == 0
+    tables = ["--tables", "platform_changes,campaign_metrics"]
+    assert main(["run", "--start", span[0].isoformat(), "--end", END.isoformat(), *tables]) == 0
 
     out = capsys.readouterr().out
     spent = int(re.search(r"credits spent by the run: (\d+) of ADWH_MAX_CREDITS=100000", out)[1])
