@@ -3,7 +3,8 @@ account's newest snapshot, exactly the warehouse's rows, for Delta readers and p
 readers (DuckDB, Polars, PyArrow) alike; `lake/<table>/date=…/` keeps every snapshot.
 
 The lake's rules run against real Delta tables written by the real `Lake`; the readers run
-after two days' real runs of every current-state table, in an `ADWH_HOME` that is not `data`.
+after two days of every current-state table extracted and built, in an `ADWH_HOME` that is not
+`data`.
 """
 
 import re
@@ -16,10 +17,9 @@ import pyarrow.dataset as pads
 import pytest
 from deltalake import DeltaTable
 
-from assets.cli import main
-from tests import prepared
+from tests import library, prepared
 from tests.conftest import use_environment
-from warehouse.build import WAREHOUSE_FILE
+from warehouse.build import WAREHOUSE_FILE, build_warehouse
 from warehouse.lake import Lake, current_table
 from warehouse.schemas import TABLES, Column, Kind, Layout
 
@@ -102,18 +102,20 @@ def test_a_column_the_service_adds_reaches_the_current_rows_too(tmp_path):
 
 
 def run_two_days(home: Path) -> None:
-    """The daily runs of every current-state table on two days, into `home`."""
+    """Every current-state table extracted on two days by the library, each day built, into
+    `home` (with the housekeeping a run's build does): what the daily runs of those tables
+    write."""
     with pytest.MonkeyPatch.context() as patch:
         use_environment(patch, home)
         for today in (D2, D2 + timedelta(days=1)):
-            patch.setenv("ADWH_TODAY", today.isoformat())
-            assert main(["run", "--tables", ",".join(CURRENT_STATE)]) == 0
+            library.succeeded(library.extract(home, today, today, CURRENT_STATE, ADWH_TODAY=today))
+            build_warehouse(home, library.lake(home), TABLES.values(), tidy=True)
 
 
 @pytest.fixture(scope="module")
 def two_days() -> Path:
-    """A home elsewhere than `data`, after the daily runs of every current-state table on
-    two days (made once per suite; read only)."""
+    """A home elsewhere than `data`, after every current-state table was extracted and built
+    on two days (made once per suite; read only)."""
     return prepared.shared("two-days", run_two_days, D2, folder_name="warehouse-home")
 
 
