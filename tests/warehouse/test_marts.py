@@ -26,9 +26,10 @@ from assets.cli import main
 from assets.execute import open_instance
 from assets.marts import MANIFEST
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
+from sandbox.faults import NO_FAULTS
 from sandbox.periods import period_start, periods
-from tests import prepared
-from tests.conftest import TODAY, cli_run, direct
+from tests import library, prepared
+from tests.conftest import TODAY, direct, use_environment
 from warehouse import schemas as s
 from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
 from warehouse.dbt_project import DBT_PROJECT
@@ -797,12 +798,21 @@ RUN_TABLES = (
 
 
 def shared_run(request: pytest.FixtureRequest) -> Path:
-    """`ADWH_HOME` (named `data`) of one pipeline run over the tables the marts read, made once
-    per suite (tests/prepared.py) for every module that asks (tests/warehouse/
-    test_readme_queries.py too); read only."""
-    argv = ["run", "--start", RUN_START.isoformat(), "--end", RUN_END.isoformat()]
-    argv += ["--tables", ",".join(RUN_TABLES)]
-    return prepared.shared("marts-run", cli_run(argv), argv, folder_name="data")
+    """`ADWH_HOME` (named `data`) holding the tables the marts read over RUN_START..RUN_END,
+    extracted by the library and built with a run's housekeeping, made once per suite
+    (tests/prepared.py) for every module that asks (tests/warehouse/test_readme_queries.py
+    too); read only."""
+    return prepared.shared("marts-run", extract_and_build, RUN_TABLES, folder_name="data")
+
+
+def extract_and_build(home: Path) -> None:
+    """What a run of RUN_TABLES over RUN_START..RUN_END leaves in `home`'s lake and warehouse,
+    against the embedded sandbox as it is (whatever the asking test set)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SERVICE, "faults", NO_FAULTS)
+        use_environment(patch, home)
+        library.succeeded(library.extract(home, RUN_START, RUN_END, RUN_TABLES))
+        build_warehouse(home, library.lake(home), s.TABLES.values(), tidy=True)
 
 
 @pytest.fixture(scope="module")
