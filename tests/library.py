@@ -142,11 +142,7 @@ def succeeded(
 ) -> dict[str, TableOutcome]:
     """`outcomes`, each table extracted and published whole: no source failed, no account
     failed, nothing held back (what a run's exit 0 says)."""
-    failed = {
-        table: outcome if isinstance(outcome, BaseException) else outcome.failed_accounts
-        for table, outcome in outcomes.items()
-        if isinstance(outcome, BaseException) or outcome.failed_accounts or outcome.held_back
-    }
+    failed = {table: failure(outcome) for table, outcome in outcomes.items() if failure(outcome)}
     assert failed == {}, failed
     return outcomes  # type: ignore[return-value]
 

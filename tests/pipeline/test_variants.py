@@ -184,11 +184,10 @@ def extract_variant(variant: int, home: Path) -> None:
         )
         build_warehouse(home, library.lake(home), TABLES.values())
     failures = [
-        f"{table}: {outcome!r}" if isinstance(outcome, BaseException) else
-        f"{table}: {outcome.failed_accounts or outcome.held_back}"
+        f"{table}: {said}"
         for table, outcome in outcomes.items()
-        if isinstance(outcome, BaseException) or outcome.failed_accounts or outcome.held_back
-    ]  # fmt: skip
+        if (said := library.failure(outcome))
+    ]
     found = {
         table: [repr(outcome)] if isinstance(outcome, BaseException) else
         [str(row) for row in outcome.differences.iter_rows(named=True)]
