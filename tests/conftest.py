@@ -105,6 +105,16 @@ def _prepared_homes(tmp_path_factory: pytest.TempPathFactory) -> None:
     prepared.use_root(tmp_path_factory.getbasetemp())
 
 
+@contextmanager
+def preparing(target: Path) -> Iterator[pytest.MonkeyPatch]:
+    """Where a prepared home is made: the environment of the `home` fixture over `target`, and
+    the embedded sandbox without the faults the asking test set."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedded_service(DEFAULT_PRESET, TODAY), "faults", NO_FAULTS)
+        use_environment(patch, target)
+        yield patch
+
+
 def cli_run(argv: list[str]) -> prepared.Builder:
     """A builder of the home `adwh <argv>` writes against the embedded sandbox, in the
     environment of the `home` fixture."""
@@ -112,10 +122,7 @@ def cli_run(argv: list[str]) -> prepared.Builder:
     def build(target: Path) -> None:
         from assets.cli import main
 
-        service = embedded_service(DEFAULT_PRESET, TODAY)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(service, "faults", NO_FAULTS)  # whatever the asking test set
-            use_environment(patch, target)
+        with preparing(target):
             assert main(argv) == 0
 
     return build

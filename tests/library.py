@@ -18,7 +18,7 @@ from pipelines.catch_up import plan_daily
 from pipelines.client.credits import CreditBudget
 from pipelines.client.http import RetryPolicy
 from pipelines.destination import Destination
-from pipelines.extract import extract_source
+from pipelines.extract import extract_source, rebuild_source
 from pipelines.reconcile import Reconciled, reconcile_tables
 from pipelines.session import open_session
 from pipelines.settings import Settings, load_settings
@@ -117,6 +117,20 @@ def daily(home: Path, tables: Iterable[str] | None = None, **overrides: object) 
     settings = settings_for(home, **overrides)
     yesterday = settings.today - timedelta(days=1)
     return extract(home, settings.first_day, yesterday, tables, daily=True, **overrides)
+
+
+def rebuild(
+    home: Path, start: date, end: date, tables: Iterable[str] | None = None
+) -> dict[str, TableOutcome]:
+    """The sources of `tables` published again from `home`'s raw pages over [start, end]
+    (current state: the snapshots taken by `end`), as `adwh rebuild`'s step does, asking the
+    service nothing. Each table's outcome."""
+    destination = Destination.of(settings_for(home))
+    return {
+        table: outcome
+        for source in sources_of(tables)
+        for table, outcome in rebuild_source(destination, source, start, end).items()
+    }
 
 
 def reconcile(

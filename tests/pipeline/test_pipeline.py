@@ -15,13 +15,10 @@ import pyarrow.dataset as ds
 import pytest
 
 from assets.cli import main
-from pipelines.destination import Destination
-from pipelines.extract import rebuild_source
 from pipelines.sources import SOURCES
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
-from sandbox.faults import NO_FAULTS
 from tests import library, prepared
-from tests.conftest import FIRST_DAY, TODAY, direct
+from tests.conftest import TODAY, direct, preparing, use_environment
 from warehouse.build import build_warehouse
 from warehouse.lake import Lake
 from warehouse.schemas import TABLES, Layout
@@ -38,16 +35,6 @@ ADVERTISING_FACTS = [
 ]
 
 
-def use_home(
-    monkeypatch: pytest.MonkeyPatch, home: Path, today: date = TODAY, first_day: date = FIRST_DAY
-) -> None:
-    monkeypatch.setenv("ADWH_HOME", str(home))
-    monkeypatch.setenv("ADWH_TODAY", today.isoformat())
-    monkeypatch.setenv("ADWH_START_DATE", first_day.isoformat())
-    for name in ("ADS_API_BASE_URL", "ADS_API_KEY", "ADS_ACCOUNT_IDS"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def run(start: date = START, end: date = END, *extra: str) -> int:
     return main(["run", "--start", start.isoformat(), "--end", end.isoformat(), *extra])
 
@@ -56,9 +43,7 @@ def extract(home: Path) -> None:
     """One full extraction into `home`; the methods of the requests the sandbox received
     beside it (`methods.txt`)."""
     service = embedded_service(DEFAULT_PRESET, TODAY)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(service, "faults", NO_FAULTS)
-        use_home(patch, home)
+    with preparing(home):
         service.requests.clear()
         assert run() == 0
     (home.parent / "methods.txt").write_text("\n".join(r.method for r in service.requests))
@@ -75,7 +60,7 @@ def extracted() -> tuple[Path, list[str]]:
 def copy(extracted, tmp_path, monkeypatch) -> Path:
     """A private copy of the shared extraction, set as ADWH_HOME."""
     target = shutil.copytree(extracted[0], tmp_path / "home", symlinks=True)
-    use_home(monkeypatch, target)
+    use_environment(monkeypatch, target)
     return target
 
 
@@ -314,10 +299,7 @@ def test_rebuild_from_raw_is_identical(copy):
     before = snapshot_of(copy)
     shutil.rmtree(copy / "lake")
     (copy / "warehouse.duckdb").unlink()
-    destination = Destination.of(library.settings_for(copy))
-    for source in SOURCES:
-        outcome = rebuild_source(destination, source, START, TODAY)
-        assert not [table.held_back for table in outcome.values() if table.held_back]
+    library.succeeded(library.rebuild(copy, START, TODAY))
     build(copy)
     assert snapshot_of(copy) == before
 

@@ -16,8 +16,6 @@ from pydantic import SecretStr
 from assets.cli import main
 from pipelines.client.errors import ServiceError, TransientError
 from pipelines.client.http import RetryPolicy, ServiceClient
-from pipelines.destination import Destination
-from pipelines.extract import rebuild_source
 from tests import library
 from tests.conftest import E_MAIL, SECRET, TODAY, direct, e_mails_under
 from warehouse.raw import RawStore, safe_part
@@ -116,10 +114,7 @@ def test_a_rebuild_hides_addresses_an_earlier_version_landed_in_clear(home, embe
     clear = direct(embedded, path, **params)
     raw.rewrite(page, path, params, clear.content)  # as an earlier version landed it
     assert e_mails_under(home)
-    destination = Destination.of(library.settings_for(home))
-    for source in library.sources_of(["advertising_changes"]):
-        outcome = rebuild_source(destination, source, *CHANGES_SPAN)
-        assert not [table.held_back for table in outcome.values() if table.held_back]
+    library.succeeded(library.rebuild(home, *CHANGES_SPAN, ["advertising_changes"]))
     assert e_mails_under(home) == {}
     assert changes_in_lake(home) == before
 
@@ -295,9 +290,8 @@ def test_a_run_with_another_pseudonym_key_is_refused_unless_told_to_rotate(
     assert pseudonyms_in_lake(home) == before
     rotated = extract_changes(home, ADWH_ROTATE_PSEUDONYM_KEY="1")
     assert rotated and rotated.isdisjoint(before)
-    assert (
-        extract_changes(home) == rotated
-    )  # the secret's key is the one the data is written with now
+    # the secret's key is the one the data is written with now
+    assert extract_changes(home) == rotated
 
 
 @pytest.mark.parametrize("setting", ["ADWH_PSEUDONYM_KEY", "ADWH_PSEUDONYM_KEY_FILE"])

@@ -18,7 +18,7 @@ import pytest
 from deltalake import DeltaTable
 
 from tests import library, prepared
-from tests.conftest import use_environment
+from tests.conftest import preparing
 from warehouse.build import WAREHOUSE_FILE, build_warehouse
 from warehouse.lake import Lake, current_table
 from warehouse.schemas import TABLES, Column, Kind, Layout
@@ -105,8 +105,7 @@ def run_two_days(home: Path) -> None:
     """Every current-state table extracted on two days by the library, each day built, into
     `home` (with the housekeeping a run's build does): what the daily runs of those tables
     write."""
-    with pytest.MonkeyPatch.context() as patch:
-        use_environment(patch, home)
+    with preparing(home):
         for today in (D2, D2 + timedelta(days=1)):
             library.succeeded(library.extract(home, today, today, CURRENT_STATE, ADWH_TODAY=today))
             build_warehouse(home, library.lake(home), TABLES.values(), tidy=True)

@@ -26,10 +26,9 @@ from assets.cli import main
 from assets.execute import open_instance
 from assets.marts import MANIFEST
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
-from sandbox.faults import NO_FAULTS
 from sandbox.periods import period_start, periods
 from tests import library, prepared
-from tests.conftest import TODAY, direct, use_environment
+from tests.conftest import TODAY, direct, preparing
 from warehouse import schemas as s
 from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
 from warehouse.dbt_project import DBT_PROJECT
@@ -808,9 +807,7 @@ def shared_run(request: pytest.FixtureRequest) -> Path:
 def extract_and_build(home: Path) -> None:
     """What a run of RUN_TABLES over RUN_START..RUN_END leaves in `home`'s lake and warehouse,
     against the embedded sandbox as it is (whatever the asking test set)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(SERVICE, "faults", NO_FAULTS)
-        use_environment(patch, home)
+    with preparing(home):
         library.succeeded(library.extract(home, RUN_START, RUN_END, RUN_TABLES))
         build_warehouse(home, library.lake(home), s.TABLES.values(), tidy=True)
 
