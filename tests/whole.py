@@ -95,13 +95,7 @@ def _dedented(code: str) -> str:
 def fixture_functions(item: pytest.Item) -> list[Callable]:
     """The functions of the fixtures `item` uses that this project defines: in its module, or
     in a conftest.py of its folder or above (pytest's own fixtures start nothing of ours)."""
-    folders = [item.path.parent, *item.path.parent.parents]
-    conftests = [
-        module
-        for module in list(sys.modules.values())
-        if Path(getattr(module, "__file__", None) or "/").name == "conftest.py"
-        and Path(module.__file__).parent in folders
-    ]
+    conftests = conftests_above(item.path.parent)
     found = []
     parameters = direct_parameters(item)
     for name in (n for n in item.fixturenames if n not in parameters):
@@ -111,6 +105,21 @@ def fixture_functions(item: pytest.Item) -> list[Callable]:
                 found.append(inspect.unwrap(fixture))
                 break
     return found
+
+
+@cache
+def conftests_above(folder: Path) -> tuple[ModuleType, ...]:
+    """The conftest.py modules of `folder` and the folders above it: asked once per folder,
+    for a look through every imported module takes a tenth of a second and a suite has
+    hundreds of tests."""
+    folders = {folder, *folder.parents}
+    return tuple(
+        module
+        for module in list(sys.modules.values())
+        if (file := getattr(module, "__file__", None))
+        and file.endswith("conftest.py")
+        and Path(file).parent in folders
+    )
 
 
 def direct_parameters(item: pytest.Item) -> set[str]:
