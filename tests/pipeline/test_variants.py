@@ -36,7 +36,9 @@ from tests.conftest import TODAY, e_mails_under, serving, use_environment
 from warehouse.build import build_warehouse
 from warehouse.schemas import TABLES, Layout, snake
 
-START, END = date(2026, 10, 12), date(2026, 11, 16)  # over one 31-day window, within 90 days
+# 32 days: past our 31-day windows and every variant's daily cap up to 31 (7, 14, 30, 31),
+# within the 90 days held.
+START, END = date(2026, 10, 16), date(2026, 11, 16)
 KEY = "variant-key"
 # A decimal string as a currency of any digits writes it: "12.37", or "1237" in yen.
 AMOUNT = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?$")

@@ -16,8 +16,8 @@ from bench import scenarios
 from sandbox.faults import FaultPlan
 
 # Longer than the lookback: the next daily run must reach back for the failed days itself.
-SPAN = (date(2026, 11, 17), date(2026, 11, 22))
-BROKEN_DAY = date(2026, 11, 18)
+SPAN = (date(2026, 11, 18), date(2026, 11, 22))
+BROKEN_DAY = date(2026, 11, 19)
 PLAN = FaultPlan(
     broken_routes=(
         # a retired or region-limited endpoint: the workflows list, which the performance needs
