@@ -1,6 +1,6 @@
 """Runs of packed accounts through the production instance (PostgreSQL, queue, daemon) give
-exactly the warehouse of one run in process: an account that fails in a pack is retried alone,
-and a run killed midway loses nothing when it is run again."""
+exactly the warehouse of the same range extracted and built in process: an account that fails
+in a pack is retried alone, and a run killed midway loses nothing when it is run again."""
 
 import os
 import shutil
@@ -17,14 +17,15 @@ import pytest
 
 from assets.cli import main
 from assets.definitions import WAREHOUSE_ASSETS
-from assets.execute import run_pipeline
 from assets.partitions import RANGE_START_TAG
 from bench.deployment import Deployment, deployment, run_worker_pid, settled, wait_until
 from bench.scenarios import warehouse_digest
 from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
-from pipelines.settings import load_settings
 from sandbox.service import SandboxService
+from tests import library
 from tests.conftest import SECRET, TODAY, serving
+from warehouse.build import build_warehouse
+from warehouse.schemas import TABLES
 
 # Four days: the fewest that keep a dated run at work long enough to be killed mid-run.
 START, END = "2026-11-16", "2026-11-19"
@@ -77,30 +78,41 @@ def warehouse_builds(instance: dg.DagsterInstance) -> set[str]:
 
 
 def in_process(home: Path, like: Path, monkeypatch: pytest.MonkeyPatch, accounts: str = "") -> None:
-    """The same range as one run in this process, in `home`, with `like`'s pseudonym key (so
-    the change log's pseudonyms agree)."""
+    """The same range extracted by the library in this process and built, in `home`, with
+    `like`'s pseudonym key (so the change log's pseudonyms agree): what one run would hold."""
     (home / "secrets").mkdir(parents=True)
     shutil.copy(like / "secrets" / "pseudonym.key", home / "secrets" / "pseudonym.key")
     monkeypatch.setenv("ADWH_HOME", str(home))
     if accounts:
         monkeypatch.setenv("ADS_ACCOUNT_IDS", accounts)
-    summary = run_pipeline(load_settings(), date.fromisoformat(START), date.fromisoformat(END))
-    assert summary.failure is None
+    days = date.fromisoformat(START), date.fromisoformat(END)
+    library.succeeded(library.extract(home, *days))
+    build_warehouse(home, library.lake(home), TABLES.values())
 
 
 @contextmanager
-def agency_deployment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clients: int, max_runs: int
-) -> Iterator[tuple[SandboxService, Deployment]]:
-    """An agency key reaching `clients` accounts, served over HTTP, and the deployment that
-    extracts them into `tmp_path/fanned-out`, `max_runs` runs at once."""
-    agency = SandboxService("small", TODAY, key=SECRET, clients=clients)
-    with serving(agency) as url:
+def agency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clients: int
+) -> Iterator[tuple[SandboxService, dict[str, str]]]:
+    """An agency key reaching `clients` accounts, served over HTTP, and the environment that
+    points at it and at the home `tmp_path/fanned-out` (set here too)."""
+    service = SandboxService("small", TODAY, key=SECRET, clients=clients)
+    with serving(service) as url:
         env = service_env(url, tmp_path / "fanned-out")
         use(env, monkeypatch)
-        with deployment(tmp_path, env, max_runs=max_runs) as deploy:
-            monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
-            yield agency, deploy
+        yield service, env
+
+
+@contextmanager
+def deployed(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, max_runs: int
+) -> Iterator[Deployment]:
+    """The deployment over `env`, `max_runs` runs at once, the one `adwh backfill` reaches.
+    Stopped before the tests compare with a run in process: its daemon and servers would
+    poll all along."""
+    with deployment(tmp_path, env, max_runs=max_runs) as deploy:
+        monkeypatch.setenv("ADWH_DAGSTER_URL", deploy.url)
+        yield deploy
 
 
 RETRY_NUMBER = "dagster/retry_number"
@@ -119,33 +131,36 @@ def test_a_backfill_of_3_accounts_is_one_pack_whose_failed_account_is_retried_al
 ):
     """Three small accounts, one pack: a run of the days and one of current state, 2 at once.
     One client withdraws its invitation once the runs are packed, and shares itself again when
-    a run has failed on it: the retries fetch it alone, and the warehouse equals one run's in
-    process."""
-    with (
-        agency_deployment(tmp_path, monkeypatch, clients=3, max_runs=2) as (agency, deploy),
-        deploy.instance() as instance,
-    ):
-        troubled = agency.accounts[1].id
-        launched = time.time()
-        assert main(["backfill", "--start", START, "--end", END, "--no-wait"]) == 0
-        agency.withdraw(troubled)  # after packing, before the runs
-        wait_until(
-            lambda: any(r.status is dg.DagsterRunStatus.FAILURE for r in extract_runs(instance)),
-            "a run failed by the withdrawn account",
-        )
-        agency.invite(troubled)
-        wait_until(lambda: settled(instance, launched), "the runs, retries and a build")
-        runs = extract_runs(instance)
-        packs = {r.tags[ACCOUNTS_TAG] for r in runs}
-        assert packs == {",".join(sorted(a.id for a in agency.accounts))}
-        assert len([r for r in runs if RETRY_NUMBER not in r.tags]) == 2  # days, state
-        retries = [r for r in runs if RETRY_NUMBER in r.tags]
-        assert retries and all(fetched_alone(r) == {troubled} for r in retries)
-        assert peak_runs_at_once(instance) <= 2
-        newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
-        assert _started(instance, newest) >= last_end(instance)  # after them all
-        # named as the UI lists jobs: no run of Dagster's implicit `__ASSET_JOB`
-        assert {run.job_name for run in instance.get_runs()} == {"extract", "warehouse"}
+    a run has failed on it: the retries fetch it alone, and the warehouse equals the range's
+    extracted and built in process."""
+    with agency(tmp_path, monkeypatch, clients=3) as (service, env):
+        with (
+            deployed(tmp_path, env, monkeypatch, max_runs=2) as deploy,
+            deploy.instance() as instance,
+        ):
+            troubled = service.accounts[1].id
+            launched = time.time()
+            assert main(["backfill", "--start", START, "--end", END, "--no-wait"]) == 0
+            service.withdraw(troubled)  # after packing, before the runs
+            wait_until(
+                lambda: any(
+                    r.status is dg.DagsterRunStatus.FAILURE for r in extract_runs(instance)
+                ),
+                "a run failed by the withdrawn account",
+            )
+            service.invite(troubled)
+            wait_until(lambda: settled(instance, launched), "the runs, retries and a build")
+            runs = extract_runs(instance)
+            packs = {r.tags[ACCOUNTS_TAG] for r in runs}
+            assert packs == {",".join(sorted(a.id for a in service.accounts))}
+            assert len([r for r in runs if RETRY_NUMBER not in r.tags]) == 2  # days, state
+            retries = [r for r in runs if RETRY_NUMBER in r.tags]
+            assert retries and all(fetched_alone(r) == {troubled} for r in retries)
+            assert peak_runs_at_once(instance) <= 2
+            newest = max(warehouse_builds(instance), key=lambda b: _started(instance, b))
+            assert _started(instance, newest) >= last_end(instance)  # after them all
+            # named as the UI lists jobs: no run of Dagster's implicit `__ASSET_JOB`
+            assert {run.job_name for run in instance.get_runs()} == {"extract", "warehouse"}
         in_process(tmp_path / "single", tmp_path / "fanned-out", monkeypatch)
     assert warehouse_digest(tmp_path / "fanned-out") == warehouse_digest(tmp_path / "single")
 
@@ -195,11 +210,14 @@ def test_a_run_whose_worker_is_killed_is_retried_and_loses_and_duplicates_nothin
     and the daemon retries its steps that did not finish (deploy/dagster.yaml's run_retries;
     none when the kill came after the last one); the warehouse equals that of one
     uninterrupted run."""
-    with agency_deployment(tmp_path, monkeypatch, clients=2, max_runs=1) as (agency, deploy):
-        account = agency.accounts[1].id
+    with agency(tmp_path, monkeypatch, clients=2) as (service, env):
+        account = service.accounts[1].id
         argv = ["backfill", "--start", START, "--end", END, "--accounts", account, "--no-wait"]
-        assert main(argv) == 0
-        with deploy.instance() as instance:
+        with (
+            deployed(tmp_path, env, monkeypatch, max_runs=1) as deploy,
+            deploy.instance() as instance,
+        ):
+            assert main(argv) == 0
             victim = wait_until(
                 lambda: started_with_a_table_written(instance),
                 "a run with a table written",
