@@ -1,7 +1,8 @@
 """The warehouse checked against the service: after each run, one check per metrics table
 compares the lake's sums with the service's own (`group_by=account`); a row changed in the lake
 behind the pipeline's back fails it, naming day, currency and both figures, and the check is
-recorded while the data stays published."""
+recorded while the data stays published; a table the service will not compare is a warning
+naming the cause."""
 
 from datetime import date
 from decimal import Decimal
@@ -15,6 +16,7 @@ from assets.definitions import defs
 from assets.instance import open_instance
 from assets.partitions import range_tags
 from assets.reconciliation import RECONCILED, RECONCILED_CHECK
+from sandbox.faults import FaultPlan
 
 START, END = date(2026, 11, 18), date(2026, 11, 22)
 CHANGED = date(2026, 11, 20)
@@ -68,3 +70,16 @@ def test_a_row_changed_in_the_lake_fails_the_check_naming_day_currency_and_figur
     assert all(e.passed for e in checks.values()), checks
     kept = pl.read_delta(lake).filter(grain)["cost"].sum()
     assert kept == served + Decimal("0.01")  # the check reports; it changes nothing
+
+    # The service refuses the table's grouped sums: the check says so, as a warning (the data
+    # is not known wrong), and compares the others.
+    embedded.faults = FaultPlan(broken_routes=(("/v1/campaign-metrics", 404),))
+    with open_instance() as instance:
+        result = defs.resolve_job_def("reconcile").execute_in_process(
+            instance=instance, tags=range_tags(START, END), raise_on_error=False
+        )
+        checks = reconciled(instance, result.run_id)
+    unasked = checks.pop("campaign_metrics")
+    assert not unasked.passed and unasked.severity is dg.AssetCheckSeverity.WARN
+    assert unasked.description.startswith("not reconciled: ") and " 404 " in unasked.description
+    assert all(e.passed for e in checks.values()), checks

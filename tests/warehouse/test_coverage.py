@@ -75,6 +75,9 @@ def test_a_lake_without_a_record_is_seeded_from_its_rows_once(tmp_path):
     )
     lake = Lake(tmp_path)
     lake.publish(schema, schema.conformed(frame.lazy()).collect(), [first, last], ["a"])
+    campaigns = TABLES["campaigns"]  # current state: its dated snapshots are not days held
+    snapshot = pl.DataFrame([{"account_id": "a", "id": "c" * 24}], schema=campaigns.polars_schema)
+    lake.publish(campaigns, snapshot.with_columns(date=pl.lit(last)), [last], ["a"])
     seed_coverage(lake)
     assert read_coverage(lake) == {("a", "campaign_metrics"): [(first, last)]}
     later = last + timedelta(days=3)
