@@ -117,7 +117,7 @@ def conftests_above(folder: Path) -> tuple[ModuleType, ...]:
         module
         for module in list(sys.modules.values())
         if (file := getattr(module, "__file__", None))
-        and file.endswith("conftest.py")
+        and Path(file).name == "conftest.py"
         and Path(file).parent in folders
     )
 
