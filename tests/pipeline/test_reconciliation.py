@@ -32,6 +32,16 @@ def reconciled(instance: dg.DagsterInstance, run_id: str) -> dict[str, dg.AssetC
     }
 
 
+def reconcile_job() -> dict[str, dg.AssetCheckEvaluation]:
+    """The `reconcile` job over START..END on the home's instance, as the UI launches it: its
+    reconciliation checks, by table."""
+    with open_instance() as instance:
+        result = defs.resolve_job_def("reconcile").execute_in_process(
+            instance=instance, tags=range_tags(START, END), raise_on_error=False
+        )
+        return reconciled(instance, result.run_id)
+
+
 def test_a_row_changed_in_the_lake_fails_the_check_naming_day_currency_and_figures(embedded, home):
     metrics = ["--tables", ",".join(schema.name for schema in RECONCILED)]  # what is checked
     assert main(["run", "--start", START.isoformat(), "--end", END.isoformat(), *metrics]) == 0
@@ -57,11 +67,7 @@ def test_a_row_changed_in_the_lake_fails_the_check_naming_day_currency_and_figur
         updates={"cost": "cost + 0.01"},
     )
 
-    with open_instance() as instance:
-        result = defs.resolve_job_def("reconcile").execute_in_process(
-            instance=instance, tags=range_tags(START, END), raise_on_error=False
-        )
-        checks = reconciled(instance, result.run_id)
+    checks = reconcile_job()
     changed = checks.pop("campaign_metrics")
     assert not changed.passed and changed.severity is dg.AssetCheckSeverity.ERROR
     named = f"{CHANGED}, {row['currency']}, {row['ad_product']}: cost"
@@ -74,11 +80,7 @@ def test_a_row_changed_in_the_lake_fails_the_check_naming_day_currency_and_figur
     # The service refuses the table's grouped sums: the check says so, as a warning (the data
     # is not known wrong), and compares the others.
     embedded.faults = FaultPlan(broken_routes=(("/v1/campaign-metrics", 404),))
-    with open_instance() as instance:
-        result = defs.resolve_job_def("reconcile").execute_in_process(
-            instance=instance, tags=range_tags(START, END), raise_on_error=False
-        )
-        checks = reconciled(instance, result.run_id)
+    checks = reconcile_job()
     unasked = checks.pop("campaign_metrics")
     assert not unasked.passed and unasked.severity is dg.AssetCheckSeverity.WARN
     assert unasked.description.startswith("not reconciled: ") and " 404 " in unasked.description
