@@ -68,9 +68,7 @@ def _test(node: dict[str, Any]) -> dg.AssetCheckSpec:
     """A dbt test as a check on the model it tests, described by the test and its arguments."""
     test = node.get("test_metadata") or {"name": node["name"], "kwargs": {}}
     arguments = [
-        f"{key}={', '.join(value) if isinstance(value, list) else value}"
-        for key, value in test["kwargs"].items()
-        if key != "model"
+        f"{key}={_argument(value)}" for key, value in test["kwargs"].items() if key != "model"
     ]
     return dg.AssetCheckSpec(
         node["name"],
@@ -79,6 +77,14 @@ def _test(node: dict[str, Any]) -> dg.AssetCheckSpec:
         blocking=True,
         metadata={"dbt_unique_id": node["unique_id"]},
     )
+
+
+def _argument(value: object) -> str:
+    """A test's argument as the check's description shows it: a list's items, a mapping's pairs
+    (a ratio and its denominator)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {item}" for key, item in value.items())
+    return ", ".join(value) if isinstance(value, list) else str(value)
 
 
 def _of(kind: str) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ and cluster, every `granularity`) and add up to the tables they come from.
 
 import hashlib
 import re
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -31,9 +32,9 @@ from tests import library, prepared
 from tests.conftest import TODAY, direct, preparing
 from warehouse import schemas as s
 from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
-from warehouse.dbt_project import DBT_PROJECT
+from warehouse.dbt_project import DBT_PROJECT, project_digest
 from warehouse.lake import Lake, lake_columns
-from warehouse.marts import PROJECT_TABLE, MartError
+from warehouse.marts import EVERY_ROW, PROJECT_TABLE, MartError, Plan, build_marts
 from warehouse.spec import ECONOMICS_FIELDS
 
 README = Path(__file__).parents[2] / "README.md"
@@ -427,10 +428,15 @@ def write_lake(home: Path, snapshots: dict, facts: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def known(tmp_path_factory):
+def known_home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("known") / "home"
     write_lake(home, SNAPSHOTS, FACTS)
-    with connect(home) as con:
+    return home
+
+
+@pytest.fixture(scope="module")
+def known(known_home):
+    with connect(known_home) as con:
         yield con
 
 
@@ -516,7 +522,7 @@ PARTITIONS = ["date", "currency"]
 
 def a_row_without_account(home: Path) -> None:
     """A campaign_metrics row with no account_id, written past the contracts (which refuse it),
-    as a lake edited by hand or another writer might hold: the marts' not_null test fails."""
+    as a lake edited by hand or another writer might hold: the marts' grain tests fail."""
     bad = typed(s.CAMPAIGN_METRICS, [campaign_day(ident("c1"), D1, "USD", "SP", clicks=1)])
     bad = bad.with_columns(pl.lit(None, pl.String).alias("account_id"))
     rows = bad.select(list(lake_columns(s.CAMPAIGN_METRICS))).to_arrow()
@@ -538,11 +544,52 @@ def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp
     as_another_projects(tmp_path)
     before = (tmp_path / "warehouse.duckdb").read_bytes()
     a_row_without_account(tmp_path)
-    with pytest.raises(MartError, match="not_null_mart_account_daily_account_id") as failed:
+    with pytest.raises(MartError, match="grain_mart_account_daily") as failed:
         build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values(), run_id="failing")
     assert (tmp_path / "warehouse.duckdb").read_bytes() == before
     assert "dbt.log" in str(failed.value) and (tmp_path / "dbt" / "failing" / "dbt.log").exists()
     assert not list(tmp_path.glob("warehouse.duckdb.building-*"))
+
+
+BROKEN_MODELS = [
+    # a repeated key: every row of the mart twice
+    "ALTER VIEW mart_campaign_daily RENAME TO campaign_daily_once",
+    "CREATE VIEW mart_campaign_daily AS "
+    "SELECT * FROM campaign_daily_once UNION ALL SELECT * FROM campaign_daily_once",
+    # a ratio over a zero denominator (D2 in USD had no clicks): a cost per click of 1
+    "ALTER VIEW mart_account_daily RENAME TO account_daily_right",
+    "CREATE VIEW mart_account_daily AS "
+    "SELECT * REPLACE (coalesce(cpc, 1) AS cpc) FROM account_daily_right",
+    # a NULL in a column outside the key that is never NULL
+    "ALTER VIEW warehouse_tables RENAME TO tables_right",
+    "CREATE VIEW warehouse_tables AS SELECT * REPLACE (CAST(NULL AS BIGINT) AS rows) "
+    "FROM tables_right",
+    # a NULL in a model with no key to state, on one row
+    "UPDATE int_product_daily SET currency = NULL "
+    "WHERE rowid = (SELECT min(rowid) FROM int_product_daily)",
+]
+
+
+def test_each_of_the_projects_tests_fails_on_what_it_forbids(known_home, tmp_path):
+    """The project's own generic tests (`macros/`: a mart's grain with the key columns never
+    NULL, its ratios NULL on a zero denominator, columns never NULL), each run by dbt over a
+    model broken the way it forbids, and only those failing: the marts' models themselves
+    never make such rows, so no lake can show it."""
+    building = tmp_path / WAREHOUSE_FILE  # dbt's parse names the models' catalog after it
+    shutil.copy(known_home / WAREHOUSE_FILE, building)
+    with duckdb.connect(str(building)) as con:
+        for statement in BROKEN_MODELS:
+            con.execute(statement)
+    tests = Plan(project_digest(), ("resource_type:test",), False, tested_since=EVERY_ROW)
+    with pytest.raises(MartError) as failed:
+        build_marts(building, tmp_path / "dbt", tests)
+    assert {r.name for r in failed.value.results if r.failed} == {
+        "grain_mart_campaign_daily",
+        "null_on_zero_denominators_mart_account_daily",
+        "grain_warehouse_tables",
+        "not_null_columns_int_product_daily",
+    }
+    assert len(failed.value.results) == sum(n.startswith("test.") for n in MANIFEST["nodes"])
 
 
 def test_a_build_starts_from_the_projects_parse_rather_than_parsing_again(tmp_path):
@@ -568,12 +615,10 @@ def test_a_run_whose_mart_test_fails_exits_1_naming_it_and_dagster_records_the_c
     assert main(["run", "--start", D2.isoformat(), "--end", D2.isoformat(), *metrics]) == 1
     err = capsys.readouterr().err
     # every mart reading campaign_metrics fails its test; the line names the first reported
-    assert re.fullmatch(r"adwh: (mart_\w+): dbt test not_null_\1_account_id failed\n", err), err
+    assert re.fullmatch(r"adwh: (mart_\w+): dbt test grain_\1 failed\n", err), err
     assert (home / "warehouse.duckdb").read_bytes() == before
     with open_instance() as instance:
-        key = dg.AssetCheckKey(
-            dg.AssetKey("mart_account_daily"), "not_null_mart_account_daily_account_id"
-        )
+        key = dg.AssetCheckKey(dg.AssetKey("mart_account_daily"), "grain_mart_account_daily")
         (latest,) = instance.event_log_storage.get_asset_check_execution_history(key, 1)
     assert latest.status.value == "FAILED"
 

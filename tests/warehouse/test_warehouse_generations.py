@@ -146,12 +146,10 @@ def test_a_build_of_what_changed_keeps_dbts_catalog(root, tmp_path):
 def test_a_failing_test_of_what_changed_keeps_the_warehouse_and_names_the_test(root):
     before = (root / "home" / WAREHOUSE_FILE).read_bytes()
     a_row_without_account(root)  # in the lake at `root / "lake"`
-    with pytest.raises(MartError, match="not_null_mart_account_daily_account_id: fail") as failed:
+    with pytest.raises(MartError, match="grain_mart_account_daily: fail") as failed:
         build(root, run_id="failing")
     assert (root / "home" / WAREHOUSE_FILE).read_bytes() == before
-    assert {r.name for r in failed.value.results if r.failed} >= {
-        "not_null_mart_account_daily_account_id"
-    }
+    assert {r.name for r in failed.value.results if r.failed} >= {"grain_mart_account_daily"}
     assert not list((root / "home").glob(f"{WAREHOUSE_FILE}.building-*"))
 
 
@@ -164,7 +162,7 @@ def test_tests_of_what_changed_read_the_days_read_again_and_a_full_build_every_d
     a_day(root, NEXT_DAYS[0])
     build(root)
     as_another_projects(home)
-    with pytest.raises(MartError, match=r"dbt build.*not_null_mart_account_daily_account_id"):
+    with pytest.raises(MartError, match=r"dbt build.*grain_mart_account_daily"):
         build(root)
 
 
