@@ -15,6 +15,7 @@ import sys
 from collections import defaultdict
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 import dagster as dg
@@ -428,10 +429,9 @@ def write_lake(home: Path, snapshots: dict, facts: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def known_home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("known") / "home"
-    write_lake(home, SNAPSHOTS, FACTS)
-    return home
+def known_home() -> Path:
+    """The lake of SNAPSHOTS and FACTS and its warehouse (made once per suite; read only)."""
+    return prepared.shared("marts-known", partial(write_lake, snapshots=SNAPSHOTS, facts=FACTS))
 
 
 @pytest.fixture(scope="module")

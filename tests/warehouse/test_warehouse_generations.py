@@ -14,6 +14,7 @@ import duckdb
 import orjson
 import pytest
 
+from tests import prepared
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, days, metrics
 from tests.warehouse.test_marts import a_row_without_account, as_another_projects
 from tests.warehouse.test_warehouse_load import contents, from_nothing
@@ -35,26 +36,23 @@ ACCOUNTS = ("a", "b")
 NEXT_DAYS = days(2, D1 + timedelta(5))
 
 
-@pytest.fixture(scope="module")
-def built_twice(tmp_path_factory) -> Path:
+def build_twice(root: Path) -> None:
     """A lake of five days and a home built twice: both generations of the file hold the
     models this project built, so the next builds build what changed."""
-    root = tmp_path_factory.mktemp("generations")
     lake, home = Lake(root / "lake"), root / "home"
-    home.mkdir()
+    home.mkdir(parents=True)
     for account in ACCOUNTS:
         lake.publish(CAMPAIGN_METRICS, metrics(account, days(5)), days(5), [account])
     build_warehouse(home, lake, TABLES.values())
     third = days(5)[2:3]
     lake.publish(CAMPAIGN_METRICS, metrics("a", third, clicks=2), third, ["a"])
     build_warehouse(home, lake, TABLES.values())
-    return root
 
 
 @pytest.fixture
-def root(built_twice: Path, tmp_path: Path) -> Path:
-    shutil.copytree(built_twice, tmp_path / "root")
-    return tmp_path / "root"
+def root(tmp_path: Path) -> Path:
+    """The test's own copy of the home built twice (`build_twice`, made once per suite)."""
+    return prepared.copy_of(tmp_path / "root", "generations-built-twice", build_twice)
 
 
 def a_day(root: Path, day, account: str = "a", clicks: int = 3) -> None:
