@@ -495,18 +495,12 @@ def test_the_dbt_sources_are_the_registrys_tables():
     assert sorted(listed) == sorted(s.TABLES)
 
 
-def test_the_build_keeps_no_handle_on_the_warehouse_it_swapped_in(tmp_path):
-    """dbt runs in process; another process (an analyst, the next run) can still open the file
-    for writing, which DuckDB refuses while any process holds it."""
-    build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
-    write = "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('CHECKPOINT')"
-    target = str(tmp_path / "warehouse.duckdb")
-    opened = subprocess.run([sys.executable, "-c", write, target], capture_output=True, text=True)
-    assert opened.returncode == 0, opened.stderr
-
-
-def test_a_relative_home_keeps_dbt_out_of_the_project(tmp_path, monkeypatch):
-    """ADWH_HOME is `data` by default: dbt must not read it against its own project folder."""
+def test_a_relative_home_keeps_dbt_out_of_the_project_and_the_build_no_handle_on_the_file(
+    tmp_path, monkeypatch
+):
+    """ADWH_HOME is `data` by default: dbt must not read it against its own project folder.
+    dbt runs in process; once the build is done another process (an analyst, the next run) can
+    still open the file for writing, which DuckDB refuses while any process holds it."""
     before = sorted(DBT_PROJECT.iterdir())
     monkeypatch.chdir(tmp_path)
     Path("data").mkdir()
@@ -515,6 +509,10 @@ def test_a_relative_home_keeps_dbt_out_of_the_project(tmp_path, monkeypatch):
     files = sorted(p.name for p in (tmp_path / "data").iterdir() if not p.name.startswith("."))
     assert files == ["warehouse.duckdb"]  # the build's lock file aside
     assert sorted(DBT_PROJECT.iterdir()) == before
+    write = "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('CHECKPOINT')"
+    target = str(tmp_path / "data" / "warehouse.duckdb")
+    opened = subprocess.run([sys.executable, "-c", write, target], capture_output=True, text=True)
+    assert opened.returncode == 0, opened.stderr
 
 
 PARTITIONS = ["date", "currency"]
@@ -540,6 +538,9 @@ def as_another_projects(home: Path) -> None:
 
 
 def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp_path):
+    """The failed build leaves dbt's log naming the failure, and shows that the build started
+    from the project as parsed when the definitions loaded: the building file's path changes
+    dbt's vars and profile, which would make dbt drop its partial parse and parse again."""
     build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
     as_another_projects(tmp_path)
     before = (tmp_path / "warehouse.duckdb").read_bytes()
@@ -547,8 +548,11 @@ def test_a_failing_mart_test_keeps_the_warehouse_in_place_and_names_the_test(tmp
     with pytest.raises(MartError, match="grain_mart_account_daily") as failed:
         build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values(), run_id="failing")
     assert (tmp_path / "warehouse.duckdb").read_bytes() == before
-    assert "dbt.log" in str(failed.value) and (tmp_path / "dbt" / "failing" / "dbt.log").exists()
     assert not list(tmp_path.glob("warehouse.duckdb.building-*"))
+    artifacts = tmp_path / "dbt" / "failing"
+    assert "dbt.log" in str(failed.value)
+    assert "Failure in test" in (artifacts / "dbt.log").read_text()
+    assert not (artifacts / "partial_parse.msgpack").exists()  # dbt writes it when it parses
 
 
 BROKEN_MODELS = [
@@ -590,19 +594,6 @@ def test_each_of_the_projects_tests_fails_on_what_it_forbids(known_home, tmp_pat
         "not_null_columns_int_product_daily",
     }
     assert len(failed.value.results) == sum(n.startswith("test.") for n in MANIFEST["nodes"])
-
-
-def test_a_build_starts_from_the_projects_parse_rather_than_parsing_again(tmp_path):
-    """The building file's path changes dbt's vars and profile, which makes dbt drop its partial
-    parse: the build hands it the project as parsed when the definitions loaded."""
-    build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
-    as_another_projects(tmp_path)
-    a_row_without_account(tmp_path)  # a failed build keeps dbt's artifacts to read
-    with pytest.raises(MartError):
-        build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values(), run_id="read")
-    artifacts = tmp_path / "dbt" / "read"
-    assert "Failure in test" in (artifacts / "dbt.log").read_text()
-    assert not (artifacts / "partial_parse.msgpack").exists()  # dbt writes it when it parses
 
 
 def test_a_run_whose_mart_test_fails_exits_1_naming_it_and_dagster_records_the_check(
