@@ -37,7 +37,7 @@ lint: $(BIN)/pytest
 
 # Three workers on this 2-core machine: the end-to-end tests spend much of their time waiting on
 # daemons, sensors and polls (measured when the suite took 10-15 min: 2 workers 11.8 min,
-# 3 workers 9.8, 1 worker 15). It takes longer now: bench/SPEED.md, "Issue 46".
+# 3 workers 9.8, 1 worker 15). 7:33-7:43 from a fresh clone now: bench/SPEED.md, "Issue 57".
 # Worksteal: a worker done with its share takes queued tests from the other's.
 TEST_WORKERS ?= 3
 test: lint
