@@ -40,6 +40,10 @@ lint: $(BIN)/pytest
 # 3 workers 9.8, 1 worker 15). 7:33-7:43 from a fresh clone now: bench/SPEED.md, "Issue 57".
 # Worksteal: a worker done with its share takes queued tests from the other's.
 TEST_WORKERS ?= 3
+# pytest keeps each test module as it rewrote it for its assertions (`__pycache__`), unless
+# PYTHONDONTWRITEBYTECODE is set: every worker of every run then rewrites every module again
+# (collection 3.6 -> 6.3 CPU-s a worker, measured). The tests write their bytecode.
+test test-quick: export PYTHONDONTWRITEBYTECODE =
 test: lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=20
 
