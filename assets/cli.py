@@ -429,7 +429,9 @@ def command_sql(settings: Settings, query: str | None) -> int:
         raise UsageError(f"DuckDB's shell is not installed ({shell}): uv sync --group shell")
     if not (settings.home / WAREHOUSE_FILE).exists():
         raise UsageError(f"no warehouse in {settings.home} yet: adwh run (or adwh demo) builds it")
-    command = [str(shell), "-readonly", WAREHOUSE_FILE, *([query] if query else [])]
+    # The query as `-c`'s command: given alone, a query that starts with a comment (`-- …`) is
+    # read by the shell as an option it does not know.
+    command = [str(shell), "-readonly", WAREHOUSE_FILE, *(["-c", query] if query else [])]
     return subprocess.run(command, cwd=settings.home).returncode
 
 

@@ -23,9 +23,13 @@ SHELL = Path(sys.executable).parent / "duckdb"
 ADWH = Path(sys.executable).parent / "adwh"
 
 
+def blocks() -> list[str]:
+    """The README's SQL examples, each as written."""
+    return re.findall(r"```sql\n(.*?)```", README.read_text(), flags=re.S)
+
+
 def statements() -> list[str]:
-    blocks = re.findall(r"```sql\n(.*?)```", README.read_text(), flags=re.S)
-    found = [s.strip() for block in blocks for s in block.split(";")]
+    found = [s.strip() for block in blocks() for s in block.split(";")]
     return [s for s in found if any(not line.strip().startswith("--") for line in s.splitlines())]
 
 
@@ -91,3 +95,18 @@ def test_the_shell_make_installs_is_duckdb_1x_and_answers_every_readme_query_ali
             )
     finally:
         warehouse.execute("DETACH answers")
+
+
+def test_each_readme_block_runs_as_the_argument_of_adwh_sql(home, tmp_path):
+    """A block as a reader copies it into `adwh sql "…"`, its leading comment included (the
+    shell read `-- …` as an option it does not know)."""
+    for block in blocks():
+        ran = subprocess.run(
+            [ADWH, "sql", block],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "ADWH_HOME": str(home)},
+        )
+        assert ran.returncode == 0 and "Error" not in ran.stderr, (block[:40], ran.stderr)
+        assert ran.stdout.count("┌") == block.count(";"), block[:40]  # a table per statement
