@@ -25,7 +25,7 @@ STARTS = re.compile(
     r"\bmain\(|\badwh\(|execute_in_process|\bmaterialize\(|\bspawn\(|\bserving\("
     r"|faulty_run|isolated_run|clean_run|kill_and_recover|\bdeployment\(|\bcli_run\("
     r"|copy_of_a_run\(|scheduled_day|evaluate_alert_sensor|Controller\(|\bwebhook\("
-    r"|\breader\(|Popen|\blocal_ui\("
+    r"|\breader\(|Popen|\blocal_ui\(|\[ADWH\b"
 )
 # Tests of the production deployment (PostgreSQL, the code server, the daemon, the proxy).
 WHOLE_FOLDERS = ("deployment",)
