@@ -2,6 +2,9 @@
 a commit since replaced files (its history's metrics, so it vacuums only then), and the files
 of the version now, compared with those it holds: the warehouse a build from nothing gives."""
 
+import re
+from pathlib import Path
+
 import duckdb
 import pyarrow as pa
 from deltalake import DeltaTable
@@ -95,3 +98,33 @@ def test_tables_checkpoint_often_and_old_tables_are_given_the_property(tmp_path)
     lake.tidy([CAMPAIGN_METRICS.name])  # what a build's vacuum does
     table = DeltaTable(lake.uri(CAMPAIGN_METRICS.name))
     assert table.metadata().configuration["delta.checkpointInterval"] == CHECKPOINT_INTERVAL
+
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def test_past_a_checkpoint_the_readmes_glob_reads_the_rows_and_a_glob_of_the_folder_does_not(
+    tmp_path,
+):
+    """README, Housekeeping: the glob starts at the partitions, because `**/*.parquet` from the
+    table's folder also matches the checkpoint Delta writes into `_delta_log/` every N commits:
+    N as the README says it, and past it the two globs as the README says."""
+    (said,) = re.findall(r"into `_delta_log/` every (\d+) commits", README.read_text())
+    assert said == CHECKPOINT_INTERVAL
+    lake = Lake(tmp_path / "lake")
+    for clicks in range(int(CHECKPOINT_INTERVAL) + 1):
+        lake.publish(CAMPAIGN_METRICS, metrics("a", SPAN[:1], clicks), SPAN[:1], ["a"])
+    lake.tidy([CAMPAIGN_METRICS.name])  # the vacuum after each build, the README's default
+    table = lake.uri(CAMPAIGN_METRICS.name)
+    assert list(Path(table, "_delta_log").glob("*.checkpoint.parquet"))
+    rows = len(metrics("a", SPAN[:1]))
+    assert counted(f"'{table}/date=*/**/*.parquet', hive_partitioning = true") == rows
+    assert counted(f"'{table}/**/*.parquet'") != rows  # an error, or the checkpoint's rows too
+
+
+def counted(arguments: str) -> int | str:
+    """`count(*)` of DuckDB's `read_parquet(arguments)`, or the error it gives."""
+    try:
+        return duckdb.sql(f"SELECT count(*) FROM read_parquet({arguments})").fetchall()[0][0]
+    except duckdb.Error as error:
+        return str(error)
