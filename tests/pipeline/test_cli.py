@@ -185,7 +185,8 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
 ):
     """`make demo` sets no ADWH_HOME: everything goes under `data`, a relative path, which
     every writer (the lake's included) must take as the folder it names. What it says fits 80
-    columns: a line for what it does, one for what it published, where, the table, what next."""
+    columns whatever the home: a line for what it does, one for what it published, where (whole
+    paths, on lines of their own), the table, what next."""
     monkeypatch.delenv("ADWH_HOME")
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--days", "3"]) == 0
@@ -193,7 +194,7 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
     assert (tmp_path / "data" / "lake" / "campaign_metrics" / "_delta_log").is_dir()
     said = capsys.readouterr().out.splitlines()
     sandbox = "of the embedded sandbox (no key needed)"
-    assert said[0] == f"adwh: 2026-11-20..2026-11-22 {sandbox} into data"
+    assert said[0] == f"adwh: 2026-11-20..2026-11-22 {sandbox}"  # the same in any home
     assert said[1].startswith("adwh: 33 tables, ") and said[1].endswith(" credits spent")
     assert said[-1].startswith("next: .venv/bin/adwh sql")
     assert said[2].startswith("lake: ") and said[3].startswith("warehouse: ")  # whole paths
