@@ -128,19 +128,3 @@ def counted(arguments: str) -> int | str:
         return duckdb.sql(f"SELECT count(*) FROM read_parquet({arguments})").fetchall()[0][0]
     except duckdb.Error as error:
         return str(error)
-
-
-def test_the_readmes_delta_readers_run_as_written_after_the_default_vacuum(tmp_path, monkeypatch):
-    """README, "Lake": the Python block of Delta readers, as written, on a lake whose replaced
-    files the default housekeeping removed (a version given by number before: its files gone)."""
-    (block,) = [
-        block
-        for block in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-        if "pl.scan_delta(" in block
-    ]
-    lake = Lake(tmp_path / "data" / "lake")
-    for clicks in range(5):  # each publish replaces the day's files
-        lake.publish(CAMPAIGN_METRICS, metrics("a", SPAN[:1], clicks), SPAN[:1], ["a"])
-    lake.tidy([CAMPAIGN_METRICS.name])
-    monkeypatch.setenv("ADWH_HOME", str(tmp_path / "data"))
-    exec(compile(block, "README.md", "exec"), {})
