@@ -399,25 +399,22 @@ def command_check(settings: Settings) -> int:
     return asyncio.run(go())
 
 
-def command_ui(port: int, verbose: bool) -> NoReturn:
+def command_ui(port: int, verbose: bool) -> int:
     """`dg dev`, Dagster's way to run a project locally, from the repository's root, with
-    DAGSTER_HOME at the instance `adwh` records to. Warnings only unless `verbose`: Dagster's
-    daemon logs two INFO lines per sensor tick (every 10 or 30 s), which the UI's tick history
-    shows anyway, so the URL is printed here."""
-    import os
-
+    DAGSTER_HOME at the instance `adwh` records to. Warnings only unless `verbose`
+    (`assets/ui.py`): Dagster's daemon logs two INFO lines per sensor tick (every 10 or 30 s),
+    which the UI's tick history shows anyway, and each run's worker its every event, which
+    the run's page shows; so the URL is printed here."""
+    from assets import ui
     from assets.instance import PROJECT_ROOT, dagster_home
 
     dg = Path(sys.executable).parent / "dg"
     if not dg.exists():
         raise UsageError(f"Dagster's dg is not installed ({dg}): uv sync --group ui")
     home = dagster_home()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "VIRTUAL_ENV": sys.prefix}
-    level = "info" if verbose else "warning"
     print(f"adwh: the Dagster UI at http://127.0.0.1:{port}, its instance in {home}", flush=True)
-    os.chdir(PROJECT_ROOT)  # dg reads the project's pyproject.toml there
-    # Replaced by dg: a signal to this process (Ctrl-C, a supervisor's stop) reaches it.
-    os.execve(dg, [str(dg), "dev", "--port", str(port), "--log-level", level], env)
+    # In the project's root: dg reads its pyproject.toml there.
+    return ui.command_ui(dg, port, verbose, ui.ui_environment(home), PROJECT_ROOT)
 
 
 def command_sql(settings: Settings, query: str | None) -> int:
