@@ -5,14 +5,13 @@ compaction after many small runs, a vacuum with another retention, a look at a t
 versions, a version read back as Parquet, and the one-time move from the Hive lake.
 """
 
+import shutil
+import textwrap
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
 
 from pipelines.destination import Destination
 from pipelines.settings import Settings
-from warehouse.lake import Lake, current_table
+from warehouse.lake import Lake, Version, current_table
 from warehouse.schemas import TABLES, Layout
 
 
@@ -36,19 +35,50 @@ def command_history(settings: Settings, table: str, limit: int | None) -> int:
     versions = lake.history(name, limit)
     if not versions:
         raise LakeCommandError(f"{name}: the lake holds no such table yet ({lake.uri(name)})")
-    shown = Table("version", "at (UTC)", "operation", "rows", "+files", "-files", "predicate")
-    for v in versions:
-        shown.add_row(
+    width = shutil.get_terminal_size((80, 24)).columns
+    print("\n".join(history_lines(versions, width)))
+    return 0
+
+
+HISTORY_HEADER = ("version", "at (UTC)", "operation", "rows", "+files", "-files")
+# Which columns hold figures, aligned to the right.
+FIGURES = (True, False, False, True, True, True)
+
+
+def history_lines(versions: list[Version], width: int) -> list[str]:
+    """A line per version and, under it, the rows the commit replaced or removed (its
+    predicate, which names accounts and days and may be long), wrapped to `width`: the table
+    fits the terminal, 80 columns in a log, and no predicate is cut."""
+    rows = [
+        (
             str(v.version),
             v.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
             v.operation,
             _number(v.rows_written),
             _number(v.files_added),
             _number(v.files_removed),
-            v.predicate,
         )
-    Console(width=200).print(shown)
-    return 0
+        for v in versions
+    ]
+    widths = [max(map(len, column)) for column in zip(HISTORY_HEADER, *rows, strict=True)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        aligned = zip(cells, widths, FIGURES, strict=True)
+        return "  ".join(c.rjust(w) if right else c.ljust(w) for c, w, right in aligned).rstrip()
+
+    indent = " " * (widths[0] + 2)
+    lines = [line(HISTORY_HEADER)]
+    for version, cells in zip(versions, rows, strict=True):
+        lines.append(line(cells))
+        if version.predicate:
+            lines += textwrap.wrap(
+                f"where {version.predicate}",
+                max(width, len(indent) + 20),
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_on_hyphens=False,
+            )
+    return lines
 
 
 def command_optimize(settings: Settings, tables: list[str]) -> int:

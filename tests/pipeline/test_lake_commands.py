@@ -32,6 +32,18 @@ def test_history_lists_each_version_with_what_it_replaced(ran, capsys, monkeypat
     assert main(["history", "campaign_metrics"]) == 0
     out = capsys.readouterr().out
     assert out.count("WRITE") == 2 and "account_id = '" in out and "2026-11-20" in out
+    # 80 columns when not a terminal: each predicate wrapped under its version, never cut
+    assert max(map(len, out.splitlines())) <= 80
+    lines = out.splitlines()
+    (first,) = [i for i, line in enumerate(lines) if line.lstrip().startswith("where ")]
+    indent = len(lines[first]) - len(lines[first].lstrip())
+    wrapped = [lines[first]]
+    for line in lines[first + 1 :]:
+        if len(line) - len(line.lstrip()) <= indent:
+            break
+        wrapped.append(line)
+    predicate = " ".join(line.strip() for line in wrapped)
+    assert len(wrapped) > 1 and predicate.endswith("'2026-11-20'::date)"), wrapped
     # the first version is kept (ADWH_LAKE_KEEP_HOURS): it reads back as it was
     target = ran / "v0.parquet"
     assert (
