@@ -16,7 +16,7 @@ from assets.instance import open_instance
 from assets.partitions import range_tags
 from assets.resources import ServiceResource
 from assets.run_record import error_line, failed_check, metadata_value
-from assets.runner import CREDITS_TAG
+from assets.runner import CREDITS_TAG, RECONCILIATION_CREDITS_TAG
 from pipelines.catch_up import CATCH_UP_TAG
 from pipelines.destination import Destination
 from pipelines.settings import Settings
@@ -55,6 +55,7 @@ class RunSummary:
     tables: list[TableLine] = field(default_factory=list)
     failure: str | None = None
     credits: int = 0  # what the run's reads cost, all steps together
+    reconciliation_credits: int = 0  # of which the reconciliation's
     max_credits: int | None = None
 
 
@@ -149,7 +150,9 @@ def run_pipeline(
         summary.run_id = result.run_id
         read_outcome(instance, result.run_id, summary)
         run = instance.get_run_by_id(result.run_id)
-        summary.credits = int(run.tags.get(CREDITS_TAG, 0)) if run else 0
+        tags = run.tags if run else {}
+        summary.credits = int(tags.get(CREDITS_TAG, 0))
+        summary.reconciliation_credits = int(tags.get(RECONCILIATION_CREDITS_TAG, 0))
         if not result.success and _published_without_warehouse(summary):
             _build_after(instance, summary, command)
     return summary

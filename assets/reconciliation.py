@@ -13,7 +13,7 @@ from assets.dated import DATED
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from assets.resources import ServiceResource, WarehouseResource
 from assets.run_record import PARTITION_TAG
-from assets.runner import record_spent, run_budget
+from assets.runner import RECONCILIATION_CREDITS_TAG, record_spent, run_budget
 from pipelines.client.credits import CreditBudgetError
 from pipelines.fanout import ACCOUNTS_TAG, for_run
 from pipelines.reconcile import GRAIN, Plan, Reconciled, reconcile_tables
@@ -62,6 +62,9 @@ def reconciliation(
         outcomes = reconcile_tables(opened, warehouse.destination(), plans)
     finally:
         record_spent(context, budget, spent_before)
+        if budget.spent != spent_before:
+            spent = {RECONCILIATION_CREDITS_TAG: str(budget.spent - spent_before)}
+            context.instance.add_run_tags(context.run.run_id, spent)
     stopped = None
     for schema, outcome in zip(schemas, outcomes, strict=True):
         if isinstance(outcome, Exception):

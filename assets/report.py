@@ -43,6 +43,9 @@ def print_summary(summary: RunSummary) -> None:
         if "rows" not in line.metadata:
             continue  # the warehouse build: it has no rows of its own
         table.add_row(line.table, *(_figure(line.metadata.get(name)) for name in COLUMNS))
+    if summary.reconciliation_credits:  # its sums are no table's reads, yet the run paid them
+        credits = {"credits": summary.reconciliation_credits}
+        table.add_row("(reconciliation)", *(_figure(credits.get(name)) for name in COLUMNS))
     table.caption = credits_line(summary)
     console.print(table)
 

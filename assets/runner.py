@@ -31,6 +31,8 @@ CONTRACT_CHECK = "contract"
 StepContext = dg.AssetExecutionContext | dg.AssetCheckExecutionContext
 # What the run's reads have cost so far, in credits (pipelines/client/credits.py).
 CREDITS_TAG = "adwh/credits"
+# What of it the reconciliation spent (its `group_by` sums): no table's reads, a line of its own.
+RECONCILIATION_CREDITS_TAG = "adwh/credits.reconciliation"
 
 
 class ExtractConfig(dg.Config):

@@ -74,5 +74,10 @@ def test_a_budget_the_run_does_not_reach_changes_nothing(embedded, home, monkeyp
     spent = int(re.search(r"credits spent by the run: (\d+) of ADWH_MAX_CREDITS=100000", out)[1])
     grouped = [r for r in embedded.requests if any(k == "group_by" for k, _ in r.query)]
     assert spent > len(served) > 0 and grouped
+    # each table's line and the reconciliation's add up to the run's total (credits: 4th column)
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    parts = [lines[name][3] for name in ("platform_changes", "campaign_metrics")]
+    reconciliation = int(lines["(reconciliation)"][1])
+    assert reconciliation > 0 and sum(map(int, parts)) + reconciliation == spent
     kept = pl.read_delta(str(home / "lake" / "platform_changes"))
     assert kept.height == len(served)
