@@ -36,6 +36,11 @@ TABLE_EVENTS = {dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.A
 WAREHOUSE_KEYS = {key.to_user_string() for asset in WAREHOUSE_ASSETS for key in asset.keys}
 # The run a warehouse build follows, when a run's extraction failed in part.
 AFTER_TAG = "adwh/after"
+# Dagster's run tag: how often the daemon retries a failed run. Never the CLI's: the person or
+# scheduler that started it has its exit status, and Dagster cannot re-execute a run that was
+# executed in process (the daemon would log that it cannot, after the warehouse_refresh sensor
+# had waited for the retry promised).
+NO_RETRY = {"dagster/max_retries": "0"}
 # `rows` is each partition's own, summed over the run's partitions; the run's own figures are
 # on one partition (`assets/runner.py`), and a partition's own `held_back` comes first.
 SUMMED = ("rows",)
@@ -141,6 +146,7 @@ def run_pipeline(
             run_config=run_config,
             tags={
                 "adwh/command": command,
+                **NO_RETRY,
                 **range_tags(start, end),
                 **({CATCH_UP_TAG: "1"} if catch_up else {}),
             },
@@ -172,7 +178,7 @@ def _build_after(instance: dg.DagsterInstance, summary: RunSummary, command: str
     result = defs.resolve_job_def("warehouse").execute_in_process(
         instance=instance,
         run_config=QUIET,
-        tags={"adwh/command": command, AFTER_TAG: summary.run_id},
+        tags={"adwh/command": command, **NO_RETRY, AFTER_TAG: summary.run_id},
         raise_on_error=False,
     )
     built = RunSummary(summary.start, summary.end)

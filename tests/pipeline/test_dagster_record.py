@@ -13,10 +13,11 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
+import yaml
 
 from assets.cli import main
 from assets.definitions import WAREHOUSE_ASSETS, defs
-from assets.instance import CONFIG, dagster_home
+from assets.instance import CONFIG, PROJECT_ROOT, dagster_home
 from assets.marts import MANIFEST, MANIFEST_PROJECT
 from assets.resources import WarehouseResource
 from assets.retries import AUTO_RETRY_TAG, WILL_RETRY_TAG
@@ -45,6 +46,12 @@ def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, monkeypat
         runs = instance.get_runs()
         assert [run.tags["adwh/command"] for run in runs] == ["run"]
         assert runs[0].is_success
+        # the daemon of `adwh ui` retries the runs it launches (a local `adwh backfill`'s) as
+        # the deployment's does; never the CLI's, whose exit status has told how it ended
+        deployed = yaml.safe_load((PROJECT_ROOT / "deploy" / "dagster.yaml").read_text())
+        assert instance.run_retries_enabled and instance.run_retries_retry_on_asset_or_op_failure
+        assert instance.run_retries_max_retries == deployed["run_retries"]["max_retries"] > 0
+        assert runs[0].tags["dagster/max_retries"] == "0"
         partitions = instance.get_materialized_partitions(dg.AssetKey("campaign_metrics"))
         assert partitions == set(SPAN) | {"2026-11-19"}
         contract = dg.AssetCheckKey(dg.AssetKey("campaign_metrics"), "contract")
