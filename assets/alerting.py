@@ -4,8 +4,11 @@ time. What each says, and where it goes, is `pipelines/notify.py`.
 
 - `alert_on_failure` (a run failure sensor) and `alert_on_success` (a run status sensor on
   success: checks fail without failing their run) read each finished run's record once
-  (`assets/run_record.findings`), in the daemon that `dagster dev` and the deployment run;
-  runs the CLI records in the same instance are read there too.
+  (`assets/run_record.findings`), in the daemon that `dagster dev` and the deployment run.
+- `adwh run` tells its own runs as they end (`tell_runs`), whether a daemon runs or not. The
+  sensors read those runs too (`monitor_all_code_locations`: a run executed in process has no
+  code location to match), so what the CLI could not deliver is sent at the daemon's next
+  tick; the sent log makes either one the only one.
 - Freshness: every extraction table carries Dagster's `FreshnessPolicy` (updated in the day
   before 09:00 UTC), which the UI shows on the asset and Dagster's freshness daemon judges.
   That policy is judged per asset, not per partition, and its alerts are Dagster+'s; so the
@@ -18,6 +21,7 @@ time. What each says, and where it goes, is `pipelines/notify.py`.
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import dagster as dg
 
@@ -83,6 +87,17 @@ def alerts_of(instance: dg.DagsterInstance, run: dg.DagsterRun, ui_url: str) -> 
     return [Alert(kind, name, link, tuple(found)) for kind, found in by_kind.items()]
 
 
+def tell_runs(instance: dg.DagsterInstance, run_ids: Sequence[str], home: Path) -> list[Alert]:
+    """What `adwh run` tells of the runs it made, as the sensors would: their failed tables,
+    failed checks and new columns, to the destinations set (none: nothing)."""
+    settings = load_settings(AlertSettings)
+    if not settings.configured:
+        return []
+    runs = [instance.get_run_by_id(run_id) for run_id in run_ids]
+    alerts = [a for run in runs if run for a in alerts_of(instance, run, settings.ui_url)]
+    return deliver(alerts, settings, home)
+
+
 def _send(
     warehouse: WarehouseResource,
     alerts: Callable[[AlertSettings], Sequence[Alert]],
@@ -122,6 +137,7 @@ def alert_sensors(extraction: Sequence[dg.AssetsDefinition]) -> Sequence[dg.Sens
     @dg.run_failure_sensor(
         name="alert_on_failure",
         default_status=dg.DefaultSensorStatus.RUNNING,
+        monitor_all_code_locations=True,
         description="A run failed: each table it left failed, with the account, source, "
         "request and cause, to the webhook and e-mail destinations set (ADWH_ALERT_*).",
     )
@@ -132,6 +148,7 @@ def alert_sensors(extraction: Sequence[dg.AssetsDefinition]) -> Sequence[dg.Sens
         run_status=dg.DagsterRunStatus.SUCCESS,
         name="alert_on_success",
         default_status=dg.DefaultSensorStatus.RUNNING,
+        monitor_all_code_locations=True,
         description="A run succeeded but a check failed (contract, reconciliation, dbt test) "
         "or the service started sending a column: to the destinations set.",
     )

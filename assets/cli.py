@@ -7,10 +7,11 @@ import argparse
 import asyncio
 import subprocess
 import sys
+from collections.abc import Mapping
 from datetime import date, timedelta
 from importlib.metadata import version
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from filelock import FileLock, Timeout
 
@@ -24,12 +25,21 @@ from pipelines.settings import (
     load_settings,
 )
 
+if TYPE_CHECKING:
+    from pipelines.sources.model import Source
+
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 
 
 class UsageError(ValueError):
     """Bad input from the user; the message is the one line they see."""
+
+
+class RunRefusedError(UsageError):
+    """A run that cannot start where it was asked to (its home, its lock, its secrets, the
+    webserver): not a typo of the person at the terminal, but what a scheduled `adwh run` meets
+    unattended, so it is told to the alert destinations as well."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -141,12 +151,8 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def resolve_range(
-    settings: Settings, start: date | None, end: date | None, tables: tuple[str, ...] = ()
-) -> tuple[date, date]:
-    """The dates a run of `tables` (default: all) covers: as given, or the daily run's."""
-    if start is None and end is None:
-        return daily_range(settings, tables)
+def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
+    """The dates a run covers, as given, checked."""
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
     if start > end:
@@ -169,20 +175,28 @@ def check_first_day(settings: Settings, start: date) -> None:
         )
 
 
-def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date]:
-    """From the earliest day any account lacks in `tables` (`pipelines/catch_up.py`) to
-    yesterday: the run then fetches each account from its own first day."""
+def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date, dict[str, date]]:
+    """From the earliest day any account lacks in `tables` (`pipelines/catch_up.py`), or whose
+    last attempt failed (`assets/healing.py`), to yesterday, and per source the day it heals
+    from: the run then fetches each account from its own first day."""
+    from assets.healing import days_to_heal
+    from assets.instance import open_instance
     from pipelines.catch_up import plan_daily
     from pipelines.destination import Destination
+
+    sources = sources_of(tables)
+    accounts = check_service(settings)
+    with open_instance() as instance:
+        heal = days_to_heal(instance, settings, sources)
+    plan = plan_daily(Destination.of(settings).lake, accounts, settings, sources, heal)
+    return plan.start, plan.end, heal
+
+
+def sources_of(tables: tuple[str, ...]) -> list["Source"]:
+    """The sources a run of `tables` (default: all) extracts: each that feeds any of them."""
     from pipelines.sources import SOURCES
 
-    plan = plan_daily(
-        Destination.of(settings).lake,
-        check_service(settings),
-        settings,
-        [s for s in SOURCES if not tables or any(o.schema.name in tables for o in s.outputs)],
-    )
-    return plan.start, plan.end
+    return [s for s in SOURCES if not tables or any(o.schema.name in tables for o in s.outputs)]
 
 
 def check_retention(settings: Settings, end: date, tables: tuple[str, ...]) -> None:
@@ -246,7 +260,7 @@ def writable_home(home: Path) -> Path:
         probe.write_text("")
         probe.unlink()
     except OSError as error:
-        raise UsageError(f"ADWH_HOME {home} is not writable: {error.strerror}") from None
+        raise RunRefusedError(f"ADWH_HOME {home} is not writable: {error.strerror}") from None
     return home
 
 
@@ -258,9 +272,11 @@ def command_run(
     from_raw: bool = False,
     tables: tuple[str, ...] = (),
     catch_up: bool = False,
+    heal: Mapping[str, date] | None = None,
     brief: bool = False,
 ) -> int:
-    """`catch_up`: the daily run, each account from its own first day in [start, end];
+    """`catch_up`: the daily run, each account from its own first day in [start, end], each
+    source of `heal` from the day it heals;
     `brief`: the summary in one line (the demo's), not a line per table."""
     from assets.execute import run_pipeline
     from assets.report import print_brief, print_summary
@@ -277,15 +293,21 @@ def command_run(
     try:  # before any request: a run with another key would fail at its first page
         destination.context(settings.today)
     except PseudonymKeyError as error:
-        raise UsageError(str(error)) from None
+        raise RunRefusedError(str(error)) from None
     try:
-        with FileLock(home / ".adwh.lock", timeout=0), live(sys.stderr.isatty()):
+        with (
+            FileLock(home / ".adwh.lock", timeout=0),
+            # a rebuild reads no page from the service: nothing would move
+            live(sys.stderr.isatty() and not from_raw, len(sources_of(tables))),
+        ):
             summary = run_pipeline(
-                settings, start, end, tables, from_raw=from_raw, catch_up=catch_up
+                settings, start, end, tables, from_raw=from_raw, catch_up=catch_up, heal=heal
             )
     except Timeout:
-        raise UsageError(f"another adwh run is using {home}; try again when it ends") from None
+        raise RunRefusedError(f"another adwh run is using {home}; try again when it ends") from None
     (print_brief if brief else print_summary)(summary)
+    if summary.untold:
+        print(f"adwh: not told to the alert destinations: {summary.untold}", file=sys.stderr)
     for line in summary.tables:
         changes = line.metadata.get("schema_changes", "none")
         if changes != "none":
@@ -319,7 +341,7 @@ def command_backfill(
             return 0
         state, building = watch_backfills(settings, launched)
     except BackfillError as error:
-        raise UsageError(str(error)) from None
+        raise RunRefusedError(str(error)) from None
     lost = state.lost_runs
     print(state.summary())
     if building:
@@ -496,9 +518,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
             check_tables(tables)
-            start, end = resolve_range(settings, args.start, args.end, tables)
-            daily = args.start is None
-            return command_run(settings, start, end, tables=tables, catch_up=daily)
+            if args.start is None and args.end is None:  # the daily run
+                start, end, heal = daily_range(settings, tables)
+                return command_run(settings, start, end, tables=tables, catch_up=True, heal=heal)
+            start, end = resolve_range(settings, args.start, args.end)
+            return command_run(settings, start, end, tables=tables)
         if args.command == "backfill":
             return command_backfill(
                 settings, args.start, args.end, args.accounts, wait=not args.no_wait
@@ -527,14 +551,32 @@ def main(argv: list[str] | None = None) -> int:
             args.clients,
             args.large_clients,
         )
-    except (ConfigurationError, UsageError) as error:
+    except (ConfigurationError, UsageError, ServiceError) as error:
         print(f"adwh: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except ServiceError as error:
-        print(f"adwh: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        if args.command in RUN_COMMANDS and isinstance(error, REFUSALS):
+            tell_refused(args, error)
+        return EXIT_FAILED if isinstance(error, ServiceError) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+# The commands that start runs: what refuses them (the key, the service's address, a setting,
+# the home; not a mistyped argument) is told to the alert destinations.
+RUN_COMMANDS = ("run", "backfill", "rebuild")
+REFUSALS = (RunRefusedError, ConfigurationError, ServiceError)
+
+
+def tell_refused(args: argparse.Namespace, error: Exception) -> None:
+    """Tell the alert destinations that a run was refused; what cannot be told is said on
+    stderr, after the refusal itself."""
+    from pipelines.notify import AlertDeliveryError
+    from pipelines.notify import tell_refused as tell
+
+    days = f"{args.start}..{args.end}" if args.start else "the daily range"
+    try:
+        tell(args.command, days, str(error))
+    except (ConfigurationError, AlertDeliveryError, OSError) as untold:
+        print(f"adwh: not told to the alert destinations: {untold}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,13 @@ from assets.alerting import alert_sensors
 from assets.automation import warehouse_refresh_sensor
 from assets.current import CURRENT_STATE
 from assets.dated import DATED
+from assets.healing import days_to_heal
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
 from assets.partitions import range_tags
 from assets.reconciliation import reconciliation
 from assets.resources import ServiceResource, WarehouseResource
-from pipelines.catch_up import CATCH_UP_TAG, plan_daily
+from pipelines.catch_up import CATCH_UP_TAG, heal_tags, plan_daily
 from pipelines.client.errors import ServiceError
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
 
@@ -89,10 +90,10 @@ def not_started(today: date) -> dg.RunRequest:
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="06:00 UTC, after the service's optimizer (03:00): for every account the key "
     "reaches, every day up to yesterday that the warehouse lacks (90 days back at most; a new "
-    "account from ADWH_START_DATE), the ADWH_LOOKBACK_DAYS most recent days and economics still "
-    "pending; small accounts packed into one run. The warehouse_refresh sensor builds the "
-    "warehouse once they are all done. Off after set-up: start it in the UI (Automation) or "
-    "with `dagster schedule start daily_schedule`.",
+    "account from ADWH_START_DATE), the ADWH_LOOKBACK_DAYS most recent days, economics still "
+    "pending and days whose last attempt failed; small accounts packed into one run. The "
+    "warehouse_refresh sensor builds the warehouse once they are all done. Off after set-up: "
+    "start it in the UI (Automation) or with `dagster schedule start daily_schedule`.",
 )
 def daily_schedule(
     context: dg.ScheduleEvaluationContext, service: ServiceResource, warehouse: WarehouseResource
@@ -104,7 +105,8 @@ def daily_schedule(
     except ServiceError as error:
         context.log.warning(f"the daily runs were not started: {error}")
         return [not_started(today)]
-    plan = plan_daily(warehouse.destination().lake, accounts, settings)
+    heal = days_to_heal(context.instance, settings)
+    plan = plan_daily(warehouse.destination().lake, accounts, settings, heal=heal)
     starts = {account: plan.account_start(account) for account in plan.accounts}
     days = {account: (plan.end - start).days + 1 for account, start in starts.items()}
     requests = []
@@ -113,7 +115,7 @@ def daily_schedule(
         requests.append(
             dg.RunRequest(
                 run_key=f"daily-{plan.end}-{short_digest(tags[ACCOUNTS_TAG])}",
-                tags={**range_tags(start, plan.end), **tags, CATCH_UP_TAG: "1"},
+                tags={**range_tags(start, plan.end), **tags, CATCH_UP_TAG: "1", **heal_tags(heal)},
             )
         )
     return requests

@@ -1,4 +1,5 @@
-"""`adwh run` and `adwh rebuild` as Dagster runs of the `daily` job, recorded in the instance.
+"""`adwh run` and `adwh rebuild` as Dagster runs of the `daily` job, recorded in the instance,
+and told to the alert destinations as they end.
 
 They go through the same Definitions, assets and checks as the UI and the schedule, and write
 to the instance `dagster dev` reads (`assets/instance.py`), so the UI shows what the CLI did:
@@ -6,19 +7,22 @@ materializations per partition, check results, metadata. What the CLI prints is 
 that record through the instance API: materializations, check evaluations, step failures.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
 import dagster as dg
 
+from assets.alerting import tell_runs
 from assets.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
 from assets.instance import open_instance
 from assets.partitions import range_tags
 from assets.resources import ServiceResource
 from assets.run_record import error_line, failed_check, metadata_value
 from assets.runner import CREDITS_TAG, RECONCILIATION_CREDITS_TAG
-from pipelines.catch_up import CATCH_UP_TAG
+from pipelines.catch_up import CATCH_UP_TAG, heal_tags
 from pipelines.destination import Destination
+from pipelines.notify import AlertDeliveryError
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
 
@@ -61,6 +65,8 @@ class RunSummary:
     failure: str | None = None
     credits: int = 0  # what the run's reads cost, all steps together
     reconciliation_credits: int = 0  # of which the reconciliation's
+    run_ids: list[str] = field(default_factory=list)  # the run, and a warehouse build after it
+    untold: str | None = None  # why what went wrong could not be told (`assets/alerting.py`)
     max_credits: int | None = None
 
 
@@ -133,6 +139,7 @@ def run_pipeline(
     *,
     from_raw: bool = False,
     catch_up: bool = False,
+    heal: Mapping[str, date] | None = None,
 ) -> RunSummary:
     """One run of the `daily` job over [start, end]: from the service, or from raw pages;
     `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`)."""
@@ -149,6 +156,7 @@ def run_pipeline(
                 **NO_RETRY,
                 **range_tags(start, end),
                 **({CATCH_UP_TAG: "1"} if catch_up else {}),
+                **heal_tags(heal or {}),
             },
             raise_on_error=False,
             asset_selection=selection(tables),
@@ -159,8 +167,13 @@ def run_pipeline(
         tags = run.tags if run else {}
         summary.credits = int(tags.get(CREDITS_TAG, 0))
         summary.reconciliation_credits = int(tags.get(RECONCILIATION_CREDITS_TAG, 0))
+        summary.run_ids.append(result.run_id)
         if not result.success and _published_without_warehouse(summary):
             _build_after(instance, summary, command)
+        try:
+            tell_runs(instance, summary.run_ids, settings.home)
+        except AlertDeliveryError as error:  # the daemon's sensors try again, when one runs
+            summary.untold = str(error)
     return summary
 
 
@@ -182,6 +195,7 @@ def _build_after(instance: dg.DagsterInstance, summary: RunSummary, command: str
         raise_on_error=False,
     )
     built = RunSummary(summary.start, summary.end)
+    summary.run_ids.append(result.run_id)
     read_outcome(instance, result.run_id, built)
     summary.tables += built.tables
     summary.failure = summary.failure or built.failure

@@ -16,12 +16,12 @@ import dagster as dg
 from pydantic import Field
 
 from assets.resources import ServiceResource, WarehouseResource
-from pipelines.catch_up import CATCH_UP_TAG, plan_daily
+from pipelines.catch_up import CATCH_UP_TAG, heal_of, plan_daily
 from pipelines.client.credits import CreditBudget, CreditBudgetError
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
-from pipelines.progress import report
+from pipelines.progress import report, shown
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
 from pipelines.stages.outcome import Outcomes, complete_spans
@@ -179,8 +179,9 @@ def _from_service(
         async with service.session(settings, packed=packed, budget=budget) as session:
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
+            accounts = [a.id for a in session.accounts]
             plan = (
-                plan_daily(destination.lake, [a.id for a in session.accounts], settings, sources)
+                plan_daily(destination.lake, accounts, settings, sources, heal_of(context.run.tags))
                 if CATCH_UP_TAG in context.run.tags and any(s.dated for s in sources)
                 else None
             )
@@ -188,7 +189,7 @@ def _from_service(
             async def one(source: Source, span: tuple[date, date], counts: RunStats) -> Outcomes:
                 start, end = span
                 async with gate:
-                    with counting(counts):
+                    with counting(counts), shown(source.name):
                         return await extract_source(
                             session,
                             destination,

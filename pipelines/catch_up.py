@@ -5,7 +5,9 @@ A cursor per account and table (`warehouse/coverage.py`) rather than a fixed ran
 run, an outage or a table held back is caught up by the next daily run, and an account the
 key newly reaches is fetched from the warehouse's first day (`ADWH_START_DATE`) with no
 backfill asked. On top of it, the `ADWH_LOOKBACK_DAYS` most recent days are always read again
-(the service restates them), and so is any day whose seller economics are still pending.
+(the service restates them), and so is any day whose seller economics are still pending, and
+any day whose last attempt failed (`heal`: what Dagster shows red, which the lake cannot tell:
+its rows from an earlier run may be whole), so red means "still failing", not "failed once".
 
 The plan is the same function of the lake wherever it is made: before a run, to give the run
 its range (the CLI, the schedule's packs), and in the run's step, to fetch each account from
@@ -36,6 +38,9 @@ CATCH_UP_HORIZON_DAYS = HISTORY_RETENTION_DAYS
 PENDING_HORIZON_DAYS = 31
 # Tag of a run that fetches each account from its own first day (the daily job's runs).
 CATCH_UP_TAG = "adwh/catch-up"
+# Tags of such a run: per source, the first day it heals (`adwh/heal.<source>`), decided
+# before the run and carried by it, since its own steps would see those days in progress.
+HEAL_TAG_PREFIX = "adwh/heal."
 PENDING = f"economics_status = '{ECONOMICS_PENDING}'"
 
 
@@ -59,11 +64,30 @@ class DailyPlan:
         return min(days, default=self.end)
 
 
+def heal_tags(heal: Mapping[str, date]) -> dict[str, str]:
+    """The run tags carrying `heal` (per source, the first day to fetch again)."""
+    return {f"{HEAL_TAG_PREFIX}{source}": day.isoformat() for source, day in heal.items()}
+
+
+def heal_of(tags: Mapping[str, str]) -> dict[str, date]:
+    """What a run heals, from its tags."""
+    return {
+        key.removeprefix(HEAL_TAG_PREFIX): date.fromisoformat(value)
+        for key, value in tags.items()
+        if key.startswith(HEAL_TAG_PREFIX)
+    }
+
+
 def plan_daily(
-    lake: Lake, accounts: Iterable[str], settings: Settings, sources: Iterable[Source] = SOURCES
+    lake: Lake,
+    accounts: Iterable[str],
+    settings: Settings,
+    sources: Iterable[Source] = SOURCES,
+    heal: Mapping[str, date] | None = None,
 ) -> DailyPlan:
     """The plan for `accounts` and `sources` (the dated ones) from what the lake holds now, on
-    the settings' day, lookback and first day."""
+    the settings' day, lookback and first day; `heal`: per source, a day whose last attempt
+    failed, from which every account is fetched again."""
     accounts = sorted(accounts)
     seed_coverage(lake)
     coverage = read_coverage(lake, accounts)
@@ -78,6 +102,7 @@ def plan_daily(
         settings.lookback_days,
         settings.first_day,
         sources,
+        heal or {},
     )
 
 
@@ -101,21 +126,23 @@ def daily_starts(
     lookback_days: int,
     first_day: date,
     sources: Iterable[Source] = SOURCES,
+    heal: Mapping[str, date] | None = None,
 ) -> DailyPlan:
     """Per dated source and account, the earliest of: the lookback's first day, each of the
     source's tables' first day not covered within the horizon (and the source's retention),
-    and the first day of pending economics. An account the coverage has never seen starts on
-    `first_day`; none starts before it."""
+    the first day of pending economics, and the source's first day to heal within the horizon.
+    An account the coverage has never seen starts on `first_day`; none starts before it."""
     yesterday = today - timedelta(days=1)
     lookback = yesterday - timedelta(days=lookback_days - 1)
     seen = {account for account, _ in coverage}
     starts: dict[str, dict[str, date]] = {}
     for source in (s for s in sources if s.dated):
         floor = _floor(source, today, first_day)
+        healed = max(floor, (heal or {}).get(source.name, yesterday))
         starts[source.name] = {
             account: max(
                 first_day,
-                _start(source, account, coverage, pending, lookback, floor, yesterday)
+                min(healed, _start(source, account, coverage, pending, lookback, floor, yesterday))
                 if account in seen
                 else first_day,
             )

@@ -4,8 +4,9 @@ What goes wrong is found by Dagster's sensors (`assets/alerting.py`); this modul
 it, once, without secrets:
 
 - **Once.** Each finding has a fingerprint (its kind, table, days and cause, not its run), kept
-  in `$ADWH_HOME/alerts/sent`: a sensor tick evaluated again, a retry that fails the same way or
-  a table found late at every tick is not sent twice.
+  in `$ADWH_HOME/alerts/sent`: a sensor tick evaluated again, a retry that fails the same way, a
+  table found late at every tick, or a run told by `adwh run` and by the daemon's sensor is not
+  sent twice. Delivery holds a file lock on that log: two processes never both send one.
 - **No secret.** A message is built from errors and metadata that never hold the key or an
   e-mail address from the data (the key stays in the client, addresses become pseudonyms
   before anything is written); every text is scrubbed of both all the same before it leaves,
@@ -17,14 +18,16 @@ import hashlib
 import smtplib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import httpx
+from filelock import FileLock
 from tenacity import retry, stop_after_attempt, wait_exponential
 
-from pipelines.settings import AlertSettings
+from pipelines.settings import AlertSettings, HomeSettings, load_settings
 from transforms.meaning import EMAIL_IN_TEXT
 
 # What an address from the data becomes in a message, should one ever reach it.
@@ -58,7 +61,7 @@ class Alert:
 
     kind: str
     run: str  # what it is about, as people see it: "Run daily 2e0e8a6e", "Assets"
-    link: str
+    link: str  # where the UI shows it; none for a run refused before it started
     findings: tuple[Finding, ...]
 
     @property
@@ -68,7 +71,7 @@ class Alert:
 
     def text(self) -> str:
         lines = [self.subject, *(f"- {finding.line()}" for finding in self.findings)]
-        return "\n".join([*lines, f"{self.run}: {self.link}"])
+        return "\n".join([*lines, f"{self.run}: {self.link}" if self.link else self.run])
 
 
 def scrubbed(text: str, secrets: Iterable[str]) -> str:
@@ -84,6 +87,11 @@ class SentLog:
 
     def __init__(self, home: Path) -> None:
         self.path = home / "alerts" / "sent"
+
+    def lock(self) -> FileLock:
+        """Held while alerts are sent: `adwh run` and the daemon may tell one run at once."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(self.path.with_suffix(".lock"))
 
     def sent(self) -> set[str]:
         return set(self.path.read_text().split()) if self.path.exists() else set()
@@ -101,6 +109,11 @@ def deliver(alerts: Sequence[Alert], settings: AlertSettings, home: Path) -> lis
     if not settings.configured:
         return []
     log = SentLog(home)
+    with log.lock():
+        return _deliver_new(alerts, settings, log)
+
+
+def _deliver_new(alerts: Sequence[Alert], settings: AlertSettings, log: SentLog) -> list[Alert]:
     already = log.sent()
     secrets = settings.secrets()
     delivered, errors = [], []
@@ -128,6 +141,20 @@ def deliver(alerts: Sequence[Alert], settings: AlertSettings, home: Path) -> lis
 
 class AlertDeliveryError(RuntimeError):
     """A destination refused or could not be reached; the alert is tried again next tick."""
+
+
+REFUSED = "run refused"
+
+
+def tell_refused(command: str, days: str, cause: str) -> list[Alert]:
+    """Tell that `adwh <command>` was refused before any run started (the key, the service's
+    address, a setting, the home): no Dagster run records it, so no sensor can. Told once a
+    day per cause: a daily job refused every morning is told every morning."""
+    settings = load_settings(AlertSettings)
+    what = f"adwh {command}"
+    refused_on = datetime.now(UTC).date()
+    finding = Finding(REFUSED, what, f"{days}, refused on {refused_on}", cause)
+    return deliver([Alert(REFUSED, what, "", (finding,))], settings, HomeSettings().home)
 
 
 @retry(stop=stop_after_attempt(3), wait=wait_exponential(multiplier=0.5, max=4), reraise=True)

@@ -1,10 +1,12 @@
 """Alerts reach a real webhook server and a real SMTP server, both started here on 127.0.0.1:
 a failed run, a failed check, a column the service started sending, a table not updated in
-time. Each message names the table, the day and the cause, links to the run, carries no key,
-no destination credential and no e-mail address from the data, and is sent once.
+time, a run refused before it started. Each message names the table, the day and the cause,
+links to the run, carries no key, no destination credential and no e-mail address from the
+data, and is sent once, whoever tells it: `adwh run` as its run ends, or the daemon's sensors.
 
-The sensors are Dagster's run status sensors, evaluated as the daemon evaluates them
-(`bench.scenarios.evaluate_alert_sensor`) on runs recorded in the home's instance."""
+The sensors are Dagster's run status sensors, evaluated on runs recorded in the home's
+instance: on one run (`bench.scenarios.evaluate_alert_sensor`), or tick after tick with their
+cursor, as the daemon evaluates them (`daemon_tick`)."""
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -107,15 +109,37 @@ def assert_nothing_secret(sent: list[str]) -> None:
         assert not E_MAIL.findall(text), text
 
 
-def test_a_failed_run_is_told_once_to_both_destinations_naming_what_and_where(
-    home, embedded, destinations
+def daemon_tick(sensor: str, cursor: str | None) -> tuple[object, str | None]:
+    """`sensor` evaluated once as the daemon evaluates it, from `cursor`, in the code location
+    of the definitions (a run executed in process has none): what it returned, and its cursor."""
+    with (
+        open_instance() as instance,
+        dg.build_sensor_context(
+            instance=instance,
+            cursor=cursor,
+            repository_name="__repository__",
+            resources={"warehouse": WarehouseResource()},
+        ) as context,
+    ):
+        data = defs.resolve_sensor_def(sensor).evaluate_tick(context)
+        return data, data.cursor
+
+
+def test_a_failed_run_the_cli_could_not_tell_is_told_once_by_the_daemon_to_both_destinations(
+    home, embedded, destinations, monkeypatch
 ):
+    """`adwh run` meets the webhook down: it says so, and the daemon's sensor, which reads the
+    runs the CLI records, tells the run at its next tick, naming what and where."""
     webhook, mailbox = destinations
+    _, cursor = daemon_tick("alert_on_failure", None)  # the sensor starts from the newest event
     embedded.faults = FaultPlan(broken_routes=(("/v1/workflows", 404),))
-    outcome = scenarios.adwh(home, ONE_DAY, scenarios.FEW_RETRIES)
+    down = {"ADWH_ALERT_WEBHOOK_URL": f"http://127.0.0.1:{free_port()}/{HOOK_TOKEN}"}
+    outcome = scenarios.adwh(home, ONE_DAY, scenarios.FEW_RETRIES, **down)
     assert outcome.code == 1
+    assert "adwh: not told to the alert destinations: " in outcome.err
+    assert HOOK_TOKEN not in outcome.err and not webhook[1] and not mailbox.messages
     run_id = only_run("daily")
-    assert scenarios.evaluate_alert_sensor(run_id) is None  # sent
+    _, cursor = daemon_tick("alert_on_failure", cursor)  # sent
     (text,) = webhook[1]
     (mail,) = mailbox.messages
     assert text.startswith("ads-warehouse: run failed: workflow_campaigns, workflow_performance")
@@ -125,9 +149,7 @@ def test_a_failed_run_is_told_once_to_both_destinations_naming_what_and_where(
     assert mail["To"] == RECIPIENT and mail["Subject"] == text.splitlines()[0]
     assert mailbox.logins == ["alerts"]
     assert_nothing_secret(texts(webhook, mailbox))
-    again = scenarios.evaluate_alert_sensor(
-        run_id
-    )  # a tick evaluated again, or the same failure met again
+    again = scenarios.evaluate_alert_sensor(run_id)  # a tick again, or the failure met again
     assert isinstance(again, dg.SkipReason) and len(webhook[1]) == 1
     assert len(mailbox.messages) == 1
 
@@ -150,8 +172,9 @@ def test_a_failed_check_and_a_new_column_are_told_after_a_run_that_succeeded(
     monkeypatch.setattr(embedded, "handle", handle)
     outcome = scenarios.adwh(home, [*ONE_DAY, "--tables", "campaign_metrics,campaigns"])
     assert outcome.code == 1  # the contract held a partition back
-    assert scenarios.evaluate_alert_sensor(only_run("daily")) is None
-    sent = webhook[1]
+    sent = list(webhook[1])  # told by `adwh run` itself: no daemon runs here
+    told_again = scenarios.evaluate_alert_sensor(only_run("daily"))  # the daemon's sensor
+    assert isinstance(told_again, dg.SkipReason) and webhook[1] == sent
     (check,) = [t for t in sent if t.startswith("ads-warehouse: check failed: campaign_metrics")]
     assert "contract: held back" in check and DAY in check and "currency" in check
     (column,) = [t for t in sent if t.startswith("ads-warehouse: schema changed: campaigns")]
@@ -248,3 +271,27 @@ def test_a_scheduled_day_the_key_is_refused_is_one_failed_run_told_with_nothing_
     assert text.startswith("ads-warehouse: run failed: accounts")
     assert "GET /v1/me: 401" in text
     assert_nothing_secret([text])
+
+
+def test_a_run_refused_before_it_starts_is_told_once_a_day_without_the_key(
+    home, served, destinations
+):
+    """No Dagster run records a refusal (a refused key, a bad setting), so no sensor can tell
+    it: `adwh run` does, once a day per cause, as a scheduled daily job would be told."""
+    webhook, mailbox = destinations
+    _, url = served
+    revoked = {"ADS_API_BASE_URL": url, "ADS_API_KEY": "revoked-" + SECRET}
+    for _ in range(2):  # refused every time; told once
+        outcome = scenarios.adwh(home, ["run"], **revoked)
+        assert outcome.code == 1 and "401" in outcome.err
+    (text,) = webhook[1]
+    assert text.startswith("ads-warehouse: run refused: adwh run\n")
+    assert "adwh run · the daily range, refused on " in text and "401" in text
+    assert text.endswith("\nadwh run") and len(mailbox.messages) == 1
+    wrong = {"ADWH_LOOKBACK_DAYS": "-1"}  # a setting no run can start with
+    assert scenarios.adwh(home, ONE_DAY, **wrong).code == 2
+    assert len(webhook[1]) == 2 and "ADWH_LOOKBACK_DAYS" in webhook[1][1]
+    assert f"adwh run · {DAY}..{DAY}, refused on " in webhook[1][1]
+    assert scenarios.adwh(home, ["run", "--start", DAY]).code == 2  # a typo: not told
+    assert len(webhook[1]) == 2
+    assert_nothing_secret(texts(webhook, mailbox))

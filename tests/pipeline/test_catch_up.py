@@ -8,14 +8,18 @@ import subprocess
 import sys
 from datetime import date, timedelta
 
+import dagster as dg
 import polars as pl
 import pytest
 
 from assets.cli import parser
+from assets.dated import DATED as DATED_STEP
+from assets.instance import open_instance
 from assets.partitions import first_partition
 from bench import scenarios
 from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
+from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
 from tests import library
 from tests.conftest import SECRET, TODAY, serving
@@ -157,6 +161,41 @@ def test_an_account_the_key_newly_reaches_is_backfilled_from_the_start_date(
     assert coverage[(new, "campaign_metrics")] == [(first, YESTERDAY)]
 
 
+def partition_statuses(table: str, days: list[date]) -> set[dg.AssetPartitionStatus | None]:
+    """What Dagster shows of `table`'s partitions on `days`, in the home's instance."""
+    keys = [day.isoformat() for day in days]
+    with open_instance() as instance:
+        status = instance.get_status_by_partition(
+            dg.AssetKey(table), keys, DATED_STEP.partitions_def
+        )
+    return {status.get(key) for key in keys}
+
+
+def test_days_whose_last_attempt_failed_are_fetched_again_by_the_daily_run_and_turn_green(
+    home, embedded
+):
+    """A run over three days fails after an earlier one published them: the lake holds them
+    whole, Dagster shows them failed. The next daily run fetches them again, though they lie
+    before its lookback, and they turn green."""
+    first = TODAY - timedelta(days=6)
+    failed = every_day(first, first + timedelta(days=2))  # the lookback starts the day after
+    start = {"ADWH_START_DATE": first.isoformat()}
+    table = ["--tables", "campaign_metrics"]
+    span = ["--start", first.isoformat(), "--end", failed[-1].isoformat()]
+    held = ["--start", first.isoformat(), "--end", YESTERDAY.isoformat()]
+    assert scenarios.adwh(home, ["run", *held, *table], **start).code == 0
+    embedded.faults = FaultPlan(broken_routes=(("/v1/campaign-metrics", 404),))
+    assert scenarios.adwh(home, ["run", *span, *table], **start).code == 1
+    assert partition_statuses("campaign_metrics", failed) == {dg.AssetPartitionStatus.FAILED}
+    embedded.faults = NO_FAULTS
+    embedded.requests.clear()
+    assert scenarios.adwh(home, ["run", *table], **start).code == 0
+    green = partition_statuses("campaign_metrics", every_day(first, YESTERDAY))
+    assert green == {dg.AssetPartitionStatus.MATERIALIZED}
+    asked = asked_from(embedded, "/v1/campaign-metrics")
+    assert asked and set(asked.values()) == {first}
+
+
 def test_the_plan_is_the_earliest_of_gap_lookback_and_pending_within_the_horizon():
     today, first_day = TODAY, TODAY - timedelta(days=400)
     full = [(first_day, YESTERDAY)]
@@ -180,6 +219,14 @@ def test_the_plan_is_the_earliest_of_gap_lookback_and_pending_within_the_horizon
     assert plan.account_start("new") == first_day and plan.end == YESTERDAY
     late = daily_starts(covered, pending, accounts, today, 3, lookback + timedelta(days=1))
     assert plan.start == first_day and late.start == lookback + timedelta(days=1)
+    # a day whose last attempt failed: every account from it, within what the service answers
+    failed = {"campaign_metrics": TODAY - timedelta(days=12)}
+    failed["optimization_history"] = TODAY - timedelta(days=200)
+    healed = daily_starts(covered, pending, accounts, today, 3, first_day, heal=failed)
+    assert healed.starts["campaign_metrics"]["seen"] == failed["campaign_metrics"]
+    assert healed.starts["campaign_metrics"]["gap"] == TODAY - timedelta(days=19)
+    assert healed.starts["optimization_history"]["seen"] == horizon
+    assert healed.starts["target_metrics"]["seen"] == lookback
 
 
 def test_the_demo_fills_every_partition_of_a_new_warehouse(monkeypatch):

@@ -7,6 +7,7 @@ import dagster as dg
 import yaml
 
 from assets.definitions import daily_schedule, defs
+from assets.instance import open_instance
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from assets.resources import ServiceResource, WarehouseResource
 from pipelines.catch_up import CATCH_UP_TAG
@@ -30,8 +31,14 @@ def test_definitions_load_with_both_assets_and_their_contract_checks():
 
 
 def evaluate_schedule(when: datetime) -> list[dg.RunRequest]:
+    """The daily schedule's tick at `when`, as the daemon evaluates it on the home's instance."""
     resources = {"service": ServiceResource(), "warehouse": WarehouseResource()}
-    with dg.build_schedule_context(scheduled_execution_time=when, resources=resources) as context:
+    with (
+        open_instance() as instance,
+        dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=when, resources=resources
+        ) as context,
+    ):
         return daily_schedule.evaluate_tick(context).run_requests
 
 
