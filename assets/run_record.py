@@ -55,8 +55,8 @@ def run_days(run: dg.DagsterRun) -> str:
 def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
     """What went wrong in `run`, from its record: each table a failed step was to materialize
     and did not (with the step's error, which names the account, source and request; Dagster
-    records no per-asset failure event here), each failed check
-    (contracts, reconciliation, dbt tests), each column the service started sending."""
+    records no per-asset failure event here), each check failed with an error (contracts,
+    reconciliation, dbt tests), each column the service started sending."""
     days, accounts = run_days(run), run.tags.get(ACCOUNTS_TAG, "")
     records = instance.get_records_for_run(run.run_id, of_type=FINDING_EVENTS, limit=100_000)
     found: list[Finding] = []
@@ -73,7 +73,9 @@ def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
             planned.setdefault(event.step_key or "", []).append(event.asset_key.to_user_string())
         elif event.event_type is dg.DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.event_specific_data
-            if not evaluation.passed:
+            # A warning (a reconciliation that could not compare, as in every rebuild) is the
+            # UI's to show; what is told is what fails the run's exit status too.
+            if not evaluation.passed and evaluation.severity is dg.AssetCheckSeverity.ERROR:
                 table = evaluation.asset_key.to_user_string()
                 cause = check_cause(evaluation)
                 found.append(Finding("check failed", table, days, cause, accounts))
