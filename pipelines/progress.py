@@ -90,10 +90,14 @@ class RunDisplay(Progress):
         self._tally()
 
     def _tally(self) -> None:
-        """The total line, from what every source has counted so far."""
+        """The total line, from what every source has counted so far; once every source is
+        fetched, what the run does next (its checks, then the warehouse), seconds more."""
+        fetched = self.done == self.sources and not self.in_flight
         self.update(
             self.total,
-            description=f"{self.done} of {self.sources} done, {len(self.in_flight)} running",
+            description=f"all {self.sources} fetched; checking, building"
+            if fetched
+            else f"{self.done} of {self.sources} done, {len(self.in_flight)} running",
             pages=sum(stats.pages for stats in self.counted.values()),
             requests=sum(stats.requests for stats in self.counted.values()),
         )

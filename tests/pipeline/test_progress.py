@@ -115,7 +115,8 @@ def test_a_source_leaves_the_block_when_it_ends_and_the_total_line_counts_it():
     assert f"{len(SOURCES) - 2} of {len(SOURCES)} done, 2 running" in two_running[0]
     assert f"{2 * len(SOURCES)} pages" in two_running[0]
     assert [line.split()[1] for line in two_running[1:]] == [s.name for s in SOURCES[-2:]]
-    assert f"{len(SOURCES)} of {len(SOURCES)} done, 0 running" in none_running
+    assert f"all {len(SOURCES)} fetched; checking, building" in none_running
+    assert len(none_running) <= COLUMNS
 
 
 def test_sources_beyond_the_budget_are_counted_not_drawn():
