@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import date, timedelta
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from filelock import FileLock, Timeout
 
@@ -24,9 +24,6 @@ from pipelines.settings import (
     Settings,
     load_settings,
 )
-
-if TYPE_CHECKING:
-    from pipelines.sources.model import Source
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -183,6 +180,7 @@ def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date
     from assets.instance import open_instance
     from pipelines.catch_up import plan_daily
     from pipelines.destination import Destination
+    from pipelines.sources import sources_of
 
     sources = sources_of(tables)
     accounts = check_service(settings)
@@ -190,13 +188,6 @@ def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date
         heal = days_to_heal(instance, settings, sources)
     plan = plan_daily(Destination.of(settings).lake, accounts, settings, sources, heal)
     return plan.start, plan.end, heal
-
-
-def sources_of(tables: tuple[str, ...]) -> list["Source"]:
-    """The sources a run of `tables` (default: all) extracts: each that feeds any of them."""
-    from pipelines.sources import SOURCES
-
-    return [s for s in SOURCES if not tables or any(o.schema.name in tables for o in s.outputs)]
 
 
 def check_retention(settings: Settings, end: date, tables: tuple[str, ...]) -> None:
@@ -282,6 +273,7 @@ def command_run(
     from assets.report import print_brief, print_summary
     from pipelines.destination import Destination
     from pipelines.progress import live
+    from pipelines.sources import sources_of
     from warehouse.secrets import PseudonymKeyError
 
     if not from_raw:

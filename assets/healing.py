@@ -29,11 +29,13 @@ def days_to_heal(
     yesterday = settings.today - timedelta(days=1)
     first = max(settings.first_day, settings.today - timedelta(days=CATCH_UP_HORIZON_DAYS))
     days = [(first + timedelta(days=n)).isoformat() for n in range((yesterday - first).days + 1)]
+    if not days:  # the warehouse's first day is today: nothing has been attempted
+        return {}
     source_of = {o.schema.name: s.name for s in sources if s.dated for o in s.outputs}
     heal: dict[str, date] = {}
     for key in DATED.keys:
         source = source_of.get(key.to_user_string())
-        if source is None or not days:
+        if source is None:
             continue
         status = instance.get_status_by_partition(key, days, DATED.partitions_def) or {}
         failed = [day for day in days if status.get(day) is dg.AssetPartitionStatus.FAILED]

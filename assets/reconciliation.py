@@ -61,10 +61,7 @@ def reconciliation(
         opened = service.session(settings, packed=ACCOUNTS_TAG in context.run.tags, budget=budget)
         outcomes = reconcile_tables(opened, warehouse.destination(), plans)
     finally:
-        record_spent(context, budget, spent_before)
-        if budget.spent != spent_before:
-            spent = {RECONCILIATION_CREDITS_TAG: str(budget.spent - spent_before)}
-            context.instance.add_run_tags(context.run.run_id, spent)
+        record_spent(context, budget, spent_before, RECONCILIATION_CREDITS_TAG)
     stopped = None
     for schema, outcome in zip(schemas, outcomes, strict=True):
         if isinstance(outcome, Exception):

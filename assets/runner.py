@@ -226,10 +226,16 @@ def run_budget(context: StepContext, settings: Settings) -> CreditBudget:
     return CreditBudget(settings.max_credits, spent)
 
 
-def record_spent(context: StepContext, budget: CreditBudget, before: int) -> None:
-    """The run's credits so far, for its later steps and its summary."""
+def record_spent(
+    context: StepContext, budget: CreditBudget, before: int, own_tag: str | None = None
+) -> None:
+    """The run's credits so far, for its later steps and its summary; and, under `own_tag`,
+    what this step spent, where the summary gives it a line of its own."""
     if budget.spent != before:
-        context.instance.add_run_tags(context.run.run_id, {CREDITS_TAG: str(budget.spent)})
+        tags = {CREDITS_TAG: str(budget.spent)}
+        if own_tag is not None:
+            tags[own_tag] = str(budget.spent - before)
+        context.instance.add_run_tags(context.run.run_id, tags)
 
 
 def _from_raw(

@@ -102,7 +102,7 @@ def plan_daily(
         settings.lookback_days,
         settings.first_day,
         sources,
-        heal or {},
+        heal,
     )
 
 
@@ -135,10 +135,11 @@ def daily_starts(
     yesterday = today - timedelta(days=1)
     lookback = yesterday - timedelta(days=lookback_days - 1)
     seen = {account for account, _ in coverage}
+    heal = heal or {}
     starts: dict[str, dict[str, date]] = {}
     for source in (s for s in sources if s.dated):
         floor = _floor(source, today, first_day)
-        healed = max(floor, (heal or {}).get(source.name, yesterday))
+        healed = max(floor, heal.get(source.name, yesterday))
         starts[source.name] = {
             account: max(
                 first_day,

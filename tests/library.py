@@ -22,21 +22,12 @@ from pipelines.extract import extract_source, rebuild_source
 from pipelines.reconcile import Reconciled, reconcile_tables
 from pipelines.session import open_session
 from pipelines.settings import Settings, load_settings
-from pipelines.sources import SOURCES
-from pipelines.sources.model import Source
+from pipelines.sources import sources_of
 from pipelines.stages.outcome import Outcomes, TableOutcome, complete_spans
 from warehouse.coverage import record_coverage
 from warehouse.lake import Lake
 
 FAST = RetryPolicy(attempts=20, backoff_base=0.001, backoff_max=0.02)
-
-
-def sources_of(tables: Iterable[str] | None) -> list[Source]:
-    """The sources feeding `tables` (every source for None), in the registry's order."""
-    if tables is None:
-        return list(SOURCES)
-    wanted = set(tables)
-    return [s for s in SOURCES if wanted & {o.schema.name for o in s.outputs}]
 
 
 def settings_for(home: Path, **overrides: object) -> Settings:

@@ -4,6 +4,7 @@ This is the one list that assets, the CLI and `adwh rebuild` are generated from;
 is, is `model.py` beside it.
 """
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import polars as pl
@@ -231,3 +232,12 @@ STORES = (
 CURRENT = (*CATALOG, *ADVERTISING, *AUTOMATION)
 DATED = (*METRICS, *AUTOMATION_FACTS, *HISTORY, *STORES)
 SOURCES: tuple[Source, ...] = (*CURRENT, *DATED)
+
+
+def sources_of(tables: Iterable[str] | None = None) -> list[Source]:
+    """The sources feeding any of `tables`, in the registry's order; every source when none is
+    named. A source always feeds all its tables: one fetch, every table from it."""
+    wanted = set(tables or ())
+    if not wanted:
+        return list(SOURCES)
+    return [s for s in SOURCES if wanted & {o.schema.name for o in s.outputs}]
