@@ -7,7 +7,6 @@ import ssl
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from functools import cache
 
 import httpx
 import orjson
@@ -30,6 +29,7 @@ from pipelines.client.errors import (
     UnreachableError,
     describe,
 )
+from pipelines.client.fetch import Fetcher, NetworkFetcher, TransportFetcher, UnansweredError
 from pipelines.client.limiter import AdaptiveLimiter
 from pipelines.client.stats import RunStats, current_stats
 from warehouse.spec import METRICS_LIMIT
@@ -67,8 +67,9 @@ FIRST_CONTACT_SECONDS = 10.0
 def attempt_deadline(timeout: httpx.Timeout) -> float:
     """Seconds one attempt may take end to end: connecting plus reading the whole answer.
 
-    httpx applies its read timeout per chunk and only on network transports (not on the
-    in-process sandbox), so a trickling or stalled answer could otherwise hold a run forever.
+    The libraries apply their read timeout per socket read, and only on the network (not to
+    the in-process sandbox), so a trickling or stalled answer could otherwise hold a run
+    forever.
     """
     parts = [t for t in (timeout.connect, timeout.read) if t is not None]
     return sum(parts) if parts else DEFAULT_TIMEOUT.read + DEFAULT_TIMEOUT.connect
@@ -87,13 +88,6 @@ class Response:
     @property
     def nbytes(self) -> int:
         return len(self.content)
-
-
-@cache
-def tls_context(verify: bool) -> ssl.SSLContext:
-    """One TLS context per process: httpx builds one per client otherwise, loading the CA
-    bundle again (~30 ms, a client per extraction step)."""
-    return httpx.create_ssl_context(verify=verify)
 
 
 class ServiceClient:
@@ -117,15 +111,17 @@ class ServiceClient:
         budget: CreditBudget | None = None,
     ) -> None:
         self._key = api_key
-        self._http = httpx.AsyncClient(
-            base_url=base_url.rstrip("/"),
-            transport=transport,
-            timeout=timeout or DEFAULT_TIMEOUT,
-            limits=httpx.Limits(
-                max_connections=max_in_flight, max_keepalive_connections=max_in_flight
-            ),
-            verify=tls_context(verify_tls),
-            headers={"Accept": "application/json"},
+        self._fetch: Fetcher = (
+            TransportFetcher(
+                base_url, transport, max_in_flight=max_in_flight, timeout=timeout or DEFAULT_TIMEOUT
+            )
+            if transport
+            else NetworkFetcher(
+                base_url,
+                max_in_flight=max_in_flight,
+                timeout=timeout or DEFAULT_TIMEOUT,
+                verify=verify_tls,
+            )
         )
         self.deadline = attempt_deadline(timeout or DEFAULT_TIMEOUT)
         self.limiter = AdaptiveLimiter(max_in_flight)
@@ -139,7 +135,7 @@ class ServiceClient:
         return current_stats() or self._own_stats
 
     def __repr__(self) -> str:
-        return f"ServiceClient(base_url={str(self._http.base_url)!r})"
+        return f"ServiceClient(base_url={self.base_url!r})"
 
     async def __aenter__(self) -> "ServiceClient":
         return self
@@ -148,7 +144,7 @@ class ServiceClient:
         await self.close()
 
     async def close(self) -> None:
-        await self._http.aclose()
+        await self._fetch.aclose()
 
     async def request(self, method: str, path: str, **kwargs: object) -> Response:
         """The one door to the network, and it only opens for GET."""
@@ -158,7 +154,7 @@ class ServiceClient:
 
     @property
     def base_url(self) -> str:
-        return str(self._http.base_url)
+        return self._fetch.base_url
 
     async def first_contact(self, path: str) -> Response:
         """GET `path` as a run's first request: a service that never answers fails the run
@@ -241,20 +237,22 @@ class ServiceClient:
             self.stats.requests += 1
             try:
                 async with asyncio.timeout(self.deadline):
-                    answer = await self._http.get(path, params=params, headers=headers)
-                    content = answer.content
+                    answer = await self._fetch.get(path, params, headers)
             except TimeoutError:
                 raise TransientError(where, None, f"within {self.deadline:g} s") from None
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                if _untrusted(exc):  # retrying cannot make a certificate trustworthy
-                    raise ServiceError(where, None, f"{type(exc).__name__}: {exc}") from None
-                raise TransientError(where, None, f"{type(exc).__name__}: {exc}") from None
+            except UnansweredError as fault:
+                if _untrusted(fault):  # retrying cannot make a certificate trustworthy
+                    raise ServiceError(where, None, str(fault)) from None
+                raise TransientError(where, None, str(fault)) from None
+        content = answer.content
         self.stats.bytes += len(content)
-        status = answer.status_code
+        status = answer.status
         if status == 429:
             self.stats.rate_limited += 1
             self.limiter.throttled()
-            raise TransientError(where, 429, _message(content), retry_after=_retry_after(answer))
+            raise TransientError(
+                where, 429, _message(content), retry_after=_retry_after(answer.retry_after)
+            )
         if status >= 500:
             raise TransientError(where, status, _message(content))
         if status >= 400:
@@ -267,7 +265,7 @@ class ServiceClient:
             raise kind(
                 where,
                 status,
-                error.get("message") or answer.reason_phrase,
+                error.get("message") or answer.reason,
                 code=error.get("code"),
                 param=error.get("param"),
             )
@@ -292,10 +290,9 @@ def _untrusted(error: BaseException) -> bool:
     return False
 
 
-def _retry_after(answer: httpx.Response) -> float | None:
+def _retry_after(raw: str | None) -> float | None:
     """Seconds to wait: `Retry-After` as delay-seconds or as an HTTP date (RFC 9110 10.2.3);
     None when absent or unreadable, and our own backoff applies."""
-    raw = answer.headers.get("retry-after")
     if raw is None:
         return None
     try:

@@ -4,7 +4,6 @@ verified; ids from the service never become file paths unchecked."""
 
 import asyncio
 import logging
-import ssl
 from datetime import date
 from pathlib import Path
 
@@ -156,7 +155,8 @@ def test_safe_part_refuses_anything_but_a_plain_name():
 # ---------------------------------------------------------------------------- TLS
 @pytest.fixture
 def served_over_tls(tmp_path):
-    """The sandbox over HTTPS on 127.0.0.1 with a self-signed certificate no one trusts."""
+    """The sandbox over HTTPS on 127.0.0.1 with a self-signed certificate no one trusts
+    unless told to: its URL, and the certificate (its own authority)."""
     import socket
     import subprocess
     import threading
@@ -170,7 +170,8 @@ def served_over_tls(tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True,
     )  # fmt: skip
     with socket.socket() as probe:
@@ -191,7 +192,7 @@ def served_over_tls(tmp_path):
     deadline = time.monotonic() + 10
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
-    yield f"https://127.0.0.1:{port}"
+    yield f"https://127.0.0.1:{port}", cert
     server.should_exit = True
     thread.join(5)
 
@@ -199,7 +200,7 @@ def served_over_tls(tmp_path):
 def test_tls_is_verified_a_self_signed_service_is_refused(
     home, served_over_tls, monkeypatch, capsys
 ):
-    monkeypatch.setenv("ADS_API_BASE_URL", served_over_tls)
+    monkeypatch.setenv("ADS_API_BASE_URL", served_over_tls[0])
     monkeypatch.setenv("ADS_API_KEY", SECRET)
     assert main(["check"]) == 1
     err = capsys.readouterr().err.strip()
@@ -213,21 +214,29 @@ def test_tls_verification_is_off_only_when_the_client_is_told(served_over_tls):
 
     async def me(**options) -> dict:
         async with ServiceClient(
-            served_over_tls,
+            served_over_tls[0],
             SecretStr(SECRET),
             retry=RetryPolicy(attempts=1),
             **options,
         ) as client:
-            pool = client._http._transport._pool
-            assert pool._ssl_context.verify_mode == (
-                ssl.CERT_NONE if options else ssl.CERT_REQUIRED
-            )
             return (await client.get("/v1/me")).body
 
     with pytest.raises(ServiceError, match="CERTIFICATE_VERIFY_FAILED") as refused:
         asyncio.run(me())
     assert not isinstance(refused.value, TransientError)  # not retried: it cannot get better
     assert asyncio.run(me(verify_tls=False))["object"]
+
+
+def test_a_service_signed_by_a_private_authority_is_trusted_through_ssl_cert_file(
+    home, served_over_tls, monkeypatch, capsys
+):
+    """A company's own authority: `SSL_CERT_FILE` names it, and the same check that refused
+    the certificate above now passes, with verification still on."""
+    url, authority = served_over_tls
+    monkeypatch.setenv("ADS_API_BASE_URL", url)
+    monkeypatch.setenv("ADS_API_KEY", SECRET)
+    monkeypatch.setenv("SSL_CERT_FILE", str(authority))
+    assert main(["check"]) == 0, capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- the pseudonym key
