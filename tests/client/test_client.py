@@ -7,7 +7,9 @@ from datetime import UTC, date, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from pydantic import SecretStr
 
+from bench.deployment import free_port
 from pipelines.client.accounts import describe_credential, reachable_accounts
 from pipelines.client.errors import (
     AuthenticationError,
@@ -18,7 +20,7 @@ from pipelines.client.errors import (
     ReadOnlyViolationError,
     TransientError,
 )
-from pipelines.client.http import RetryPolicy, _retry_after
+from pipelines.client.http import RetryPolicy, ServiceClient, _retry_after
 from pipelines.client.paging import cursor_pages, offset_pages
 from pipelines.client.windowed import windowed_pages
 from pipelines.client.windows import WindowCaps, split
@@ -349,3 +351,24 @@ def test_the_specs_caps_and_page_sizes_are_used_before_any_400(sandbox):
         first, last = date.fromisoformat(query["start_date"]), date.fromisoformat(query["end_date"])
         assert (last - first).days + 1 <= TARGET_METRICS_CAPS["daily"]
         assert int(query["limit"]) == METRICS_LIMIT[1]
+
+
+def test_the_proxy_the_environment_names_is_used_unless_no_proxy_exempts_the_host(
+    served, monkeypatch
+):
+    """HTTP(S)_PROXY as httpx honoured it: read once per client, not per request. A proxy
+    where nothing listens fails the request naming it; NO_PROXY for the host bypasses it."""
+    _, url = served
+    dead = f"127.0.0.1:{free_port()}"
+    monkeypatch.setenv("HTTP_PROXY", f"http://{dead}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+
+    async def me() -> dict:
+        async with ServiceClient(url, SecretStr(SECRET), retry=RetryPolicy(attempts=1)) as c:
+            return (await c.get("/v1/me")).body
+
+    with pytest.raises(TransientError, match=f"cannot connect to {dead}"):
+        run(me())
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert run(me())["object"]
