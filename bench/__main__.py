@@ -177,25 +177,39 @@ def run_ours(server: Server, home: Path, days: int, tables: str = "") -> Measure
     return with_counts(m, rows, pages)
 
 
-def run_floor(server: Server, home: Path, days: int, concurrency: int, label: str = "") -> Measured:
+def run_floor(
+    server: Server,
+    home: Path,
+    days: int,
+    concurrency: int,
+    label: str = "",
+    client: str = "aiohttp",
+) -> Measured:
     """The pages of the run in `home`, fetched again and parsed, nothing kept: the rows are the
-    run's (the same pages), so rows per CPU-second compare."""
+    run's (the same pages), so rows per CPU-second compare. `client`: bench/floor.py's."""
     m = measure(
         f"floor {days}d{label}",
-        [sys.executable, "-m", "bench.floor", str(home / "raw"), server.url, KEY, str(concurrency)],
+        [
+            sys.executable, "-m", "bench.floor", str(home / "raw"), server.url, KEY,
+            str(concurrency), "--client", client,
+        ],
         {**os.environ},
         cwd=str(ROOT),
-    )
+    )  # fmt: skip
     rows, pages = counts(home)
     return with_counts(m, rows, pages)
 
 
-def run_peer(server: Server, work: Path, days: int, concurrency: int) -> Measured:
+def run_peer(
+    server: Server, work: Path, days: int, concurrency: int, peer: str = "bench.peer_dlt"
+) -> Measured:
+    """dlt's load of the seven metrics tables: `peer` is plain dlt (bench/peer_dlt.py) or dlt
+    as a Dagster user runs it (bench/peer_dagster_dlt.py)."""
     end = REFERENCE - timedelta(days=1)
     argv = [
         sys.executable,
         "-m",
-        "bench.peer_dlt",
+        peer,
         server.url,
         KEY,
         (end - timedelta(days=days - 1)).isoformat(),
@@ -204,7 +218,8 @@ def run_peer(server: Server, work: Path, days: int, concurrency: int) -> Measure
         str(concurrency),
         *PEER_RESOURCES,
     ]
-    m = measure(f"dlt {days}d (metrics only)", argv, {**os.environ}, cwd=str(ROOT))
+    name = "dagster-dlt" if "dagster" in peer else "dlt"
+    m = measure(f"{name} {days}d (metrics only)", argv, {**os.environ}, cwd=str(ROOT))
     rows = 0
     peer = work / "dlt_peer.duckdb"
     if peer.exists():
