@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -32,14 +33,17 @@ class Measured:
 def measure(
     label: str, argv: list[str], env: dict[str, str], *, cwd: str | None = None
 ) -> Measured:
-    """Run `argv` to completion; CPU and peak RSS come from the kernel's rusage of the child."""
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    stderr = child.stderr.read().decode(errors="replace") if child.stderr else ""
+    """Run `argv` to completion; CPU and peak RSS come from the kernel's rusage of the child.
+
+    Its stderr goes to a file, not a pipe: a child that logs more than a pipe holds (Dagster's
+    CLI does) would block on it while we wait for it to end."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        child = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         print(f"[bench] {label} failed ({child.returncode}): {stderr.strip()[-500:]}")
