@@ -111,19 +111,15 @@ class ServiceClient:
         budget: CreditBudget | None = None,
     ) -> None:
         self._key = api_key
+        timeout = timeout or DEFAULT_TIMEOUT
         self._fetch: Fetcher = (
-            TransportFetcher(
-                base_url, transport, max_in_flight=max_in_flight, timeout=timeout or DEFAULT_TIMEOUT
-            )
+            TransportFetcher(base_url, transport, max_in_flight=max_in_flight, timeout=timeout)
             if transport
             else NetworkFetcher(
-                base_url,
-                max_in_flight=max_in_flight,
-                timeout=timeout or DEFAULT_TIMEOUT,
-                verify=verify_tls,
+                base_url, max_in_flight=max_in_flight, timeout=timeout, verify=verify_tls
             )
         )
-        self.deadline = attempt_deadline(timeout or DEFAULT_TIMEOUT)
+        self.deadline = attempt_deadline(timeout)
         self.limiter = AdaptiveLimiter(max_in_flight)
         self.retry = retry or RetryPolicy()
         self._own_stats = RunStats()
