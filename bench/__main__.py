@@ -221,9 +221,9 @@ def run_peer(
     name = "dagster-dlt" if "dagster" in peer else "dlt"
     m = measure(f"{name} {days}d (metrics only)", argv, {**os.environ}, cwd=str(ROOT))
     rows = 0
-    peer = work / "dlt_peer.duckdb"
-    if peer.exists():
-        with duckdb.connect(str(peer), read_only=True) as con:
+    loaded = work / "dlt_peer.duckdb"
+    if loaded.exists():
+        with duckdb.connect(str(loaded), read_only=True) as con:
             tables = con.sql(
                 "SELECT table_schema, table_name FROM information_schema.tables "
                 "WHERE table_name IN ?",
