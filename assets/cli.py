@@ -145,6 +145,13 @@ def parser() -> argparse.ArgumentParser:
         default=0,
         help="K: the first K of the --clients accounts are of the large preset instead",
     )
+    serve.add_argument(
+        "--restate-days",
+        type=int,
+        help="N > 0: attributed orders and sales of the N most recent days are revised from one "
+        "reference date to the next, as in an attribution window (default: "
+        "ADWH_SANDBOX_RESTATE_DAYS, else none)",
+    )
     return root
 
 
@@ -456,6 +463,7 @@ def command_serve(
     variant: int = 0,
     clients: int = 0,
     large_clients: int = 0,
+    restate_days: int | None = None,
 ) -> int:
     from pipelines.plugin import load_plugin
 
@@ -465,10 +473,13 @@ def command_serve(
         raise UsageError(f"--clients must be 0 or more, got {clients}")
     if not 0 <= large_clients <= clients:
         raise UsageError(f"--large-clients must be 0 to --clients ({clients}), got {large_clients}")
+    if restate_days is not None and restate_days < 0:
+        raise UsageError(f"--restate-days must be 0 or more, got {restate_days}")
     plugin = load_plugin(settings.sandbox)
     shown = f", variant {variant}" if variant else ""
     shown += f", an agency of {clients} accounts" if clients else ""
     shown += f" ({large_clients} large)" if large_clients else ""
+    shown += f", restating {restate_days} days" if restate_days else ""
     print(
         f"sandbox ({preset}{shown}, reference {settings.today}) on http://127.0.0.1:{port}",
         flush=True,
@@ -481,6 +492,7 @@ def command_serve(
         today=settings.today,
         clients=clients,
         large_clients=large_clients,
+        restate_days=restate_days,
     )
     return 0
 
@@ -542,6 +554,7 @@ def main(argv: list[str] | None = None) -> int:
             args.variant,
             args.clients,
             args.large_clients,
+            args.restate_days,
         )
     except (ConfigurationError, UsageError, ServiceError) as error:
         print(f"adwh: {error}", file=sys.stderr)

@@ -32,9 +32,12 @@ class ServicePlugin(Protocol):
         today: date,
         clients: int = 0,
         large_clients: int = 0,
+        restate_days: int | None = None,
     ) -> None:
         """Serve the service over HTTP on 127.0.0.1 until interrupted; `clients` N > 0 makes
-        the key an agency's reaching N accounts, `large_clients` of them large ones."""
+        the key an agency's reaching N accounts, `large_clients` of them large ones;
+        `restate_days` N > 0 revises the attributed figures of the N most recent days between
+        reference dates, as a service's attribution window does (None: the plug-in's default)."""
         ...
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from sandbox.catalog import ClusterIndex
 from sandbox.hashing import uniform
 from sandbox.reference import money, ordinal
+from sandbox.restating import NO_RESTATING, Restating
 
 NULL = np.iinfo(np.int64).min  # integer arrays mark "not reported" (net units can be < 0)
 Values = dict[str, int | None]
@@ -75,6 +76,7 @@ class Population:
     filters: dict[str, np.ndarray] = field(default_factory=dict)  # query parameter → column
     product: np.ndarray | None = None  # catalog product index per entity, -1 when none
     extra: dict[str, np.ndarray] = field(default_factory=dict)  # per-entity generator inputs
+    restating: Restating = NO_RESTATING  # recent days' attributed figures still moving
     _codes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @property
@@ -240,6 +242,7 @@ def accumulate(
         if not len(on):
             continue
         values = measures.generate(seed, pop, entities[on], day, today)
+        values = pop.restating.revise(values, day, today, NULL)
         for name in measures.sums:
             reported = values[name] != NULL
             sums[name][on[reported]] += values[name][reported]

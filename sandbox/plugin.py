@@ -6,6 +6,7 @@ import httpx
 
 from sandbox.app import SandboxTransport, serve
 from sandbox.embedded import embedded_service
+from sandbox.restating import Restating
 from sandbox.service import SandboxService
 
 
@@ -25,9 +26,16 @@ class SandboxPlugin:
         today: date,
         clients: int = 0,
         large_clients: int = 0,
+        restate_days: int | None = None,
     ) -> None:
         service = SandboxService(
-            preset, today, key=key, variant=variant, clients=clients, large_clients=large_clients
+            preset,
+            today,
+            key=key,
+            variant=variant,
+            clients=clients,
+            large_clients=large_clients,
+            restating=None if restate_days is None else Restating(restate_days),
         )
         serve(service, port)
 

@@ -68,6 +68,7 @@ def _advertising(
         country=inherited["country"],
         entity_fields=entity_fields,
         measures=measures,
+        restating=account.restating,
         filters={
             "connection": inherited["connection"],
             "country": inherited["country"],
@@ -101,6 +102,7 @@ def campaign_population(account: Account) -> Population:
             "country": campaigns[i]["country"],
         },
         measures=CAMPAIGN,
+        restating=account.restating,
         filters={
             name: columns[name] for name in ("connection", "country", "ad_product", "campaign")
         },
@@ -302,6 +304,7 @@ def _retail(
         country=country,
         entity_fields=entity_fields,
         measures=measures,
+        restating=account.restating,
         filters={
             "connection": connection,
             "country": country,

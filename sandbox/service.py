@@ -129,6 +129,7 @@ from sandbox.ordering import order_by, sorted_sections
 from sandbox.params import Query
 from sandbox.populations import BUILDERS, PRODUCT_RESOURCES
 from sandbox.reference import COUNTRIES, COUNTRY_BY_ID, ordinal
+from sandbox.restating import Restating, from_environment
 from sandbox.spec import (
     AD_PRODUCTS,
     CLUSTER_MEMBERSHIP_LIMIT,
@@ -234,11 +235,13 @@ class SandboxService:
         variant: int = 0,
         clients: int = 0,
         large_clients: int = 0,
+        restating: Restating | None = None,
     ) -> None:
         """`clients` N > 0: the key is an agency's, reaching N accounts of `preset` (the
         scale-out tests and benchmark), the first `large_clients` of them of the `large`
         preset instead (an agency's few big sellers); 0: the three accounts of the spec's
-        examples."""
+        examples. `restating`: recent days' figures revised (restating.py); by default as
+        `ADWH_SANDBOX_RESTATE_DAYS` says, else none."""
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         if not 0 <= large_clients <= clients:
@@ -246,6 +249,7 @@ class SandboxService:
         self.reference = reference or date.today()
         self.seed = seed
         self.variant = Variant.for_number(variant)  # the spec's open choices (variants.py)
+        self.restating = from_environment() if restating is None else restating
         self.countries = (*COUNTRIES, *self.variant.countries)
         self.accounts = [
             Account(
@@ -255,6 +259,7 @@ class SandboxService:
                 PRESETS[_account_preset(i, preset, clients, large_clients)],
                 self.reference,
                 self.variant.marketplaces,
+                self.restating,
             )
             for i, name in enumerate(account_names(clients or len(ACCOUNT_NAMES)))
         ]

@@ -18,6 +18,7 @@ from sandbox.changes import ChangeLog
 from sandbox.hashing import hash_grid, make_id, scalar, uniform, unit
 from sandbox.optimizer import OptimizerEvents
 from sandbox.reference import COUNTRY_BY_ID, timestamp
+from sandbox.restating import NO_RESTATING, Restating
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Account:
     preset: Preset
     reference: date
     marketplaces: tuple[str, ...] = ()  # country codes beyond today's (a sandbox variant's)
+    restating: Restating = NO_RESTATING  # recent days' figures revised (restating.py)
     _positions: dict[str, dict[str, int]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
