@@ -21,7 +21,7 @@ gc.freeze()
 from assets.alerting import alert_sensors
 from assets.automation import warehouse_refresh_sensor
 from assets.current import CURRENT_STATE
-from assets.dated import DATED
+from assets.dated import DATED, RESTATEMENTS_RECORD
 from assets.healing import days_to_heal
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
@@ -122,7 +122,7 @@ def daily_schedule(
 
 
 defs = dg.Definitions(
-    assets=[*ALL_ASSETS, lake_housekeeping],
+    assets=[*ALL_ASSETS, RESTATEMENTS_RECORD, lake_housekeeping],
     asset_checks=[reconciliation],
     jobs=[
         daily_job,

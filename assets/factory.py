@@ -45,7 +45,7 @@ def table_metadata(schema: TableSchema) -> dict[str, object]:
         ),
         "dagster/table_name": schema.name,
         "natural_key": ", ".join(schema.natural_key),
-        "service_endpoint": f"/v1/{schema.resource}",
+        **({"service_endpoint": f"/v1/{schema.resource}"} if schema.resource else {}),
         "lake_layout": "/".join(
             ("$ADWH_HOME/lake", schema.name, *(f"{key}=…" for key in schema.lake_partitions))
         ),

@@ -23,11 +23,14 @@ import orjson
 from assets.resources import WarehouseResource
 from pipelines.sources import SOURCES
 from warehouse.dbt_project import prepared_manifest
+from warehouse.schemas import RESTATEMENTS
 
 if TYPE_CHECKING:
     from warehouse.marts import NodeResult
 
-TABLES = [o.schema for s in SOURCES for o in s.outputs]
+# What the warehouse loads from the lake: every table the service feeds, and what the runs
+# record of its restatements.
+TABLES = [*(o.schema for s in SOURCES for o in s.outputs), RESTATEMENTS]
 OWNERS = ["team:ads-warehouse"]
 MANIFEST: dict[str, Any] = orjson.loads(prepared_manifest().read_bytes())
 MANIFEST_PROJECT = MANIFEST["metadata"]["project_name"]

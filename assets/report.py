@@ -48,6 +48,23 @@ def print_summary(summary: RunSummary) -> None:
         table.add_row("(reconciliation)", *(_figure(credits.get(name)) for name in COLUMNS))
     table.caption = credits_line(summary)
     console.print(table)
+    for line in summary.tables:
+        restated = line.metadata.get("restated", "none")
+        if restated != "none":  # what the service changed in days the warehouse had
+            print_restated(line.table, restated)
+
+
+def print_restated(table: str, restated: str) -> None:
+    """`table: 3 days restated, sales +12.40 USD`; past the console's width, each amount on
+    a line of its own rather than cut between a figure and its currency."""
+    said = f"{table}: {restated}"
+    if len(said) <= console.width:
+        console.print(said, highlight=False)
+        return
+    head, *amounts = said.split(", ")
+    console.print(head + ":", highlight=False)
+    for amount in amounts:
+        console.print(f"  {amount}", highlight=False, overflow="ignore", crop=False)
 
 
 def _figure(value: object) -> str:

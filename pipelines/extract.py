@@ -120,7 +120,7 @@ class Extraction:
                 for outcome in outcomes.values() if source.dated else ():
                     for account in fetched:
                         outcome.fetched_window(account, first, last)
-                covered = Covered(days_of(first, last), fetched, context.run_id)
+                covered = Covered(days_of(first, last), fetched, context.run_id, extracted_at)
                 await asyncio.get_running_loop().run_in_executor(
                     PUBLISHER, publish, dest, source, tables, covered, outcomes
                 )

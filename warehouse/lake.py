@@ -336,6 +336,34 @@ class Lake:
             )
         return partitions
 
+    @retry(
+        retry=retry_if_exception_type(CommitFailedError),
+        stop=stop_after_attempt(5),
+        wait=wait_random_exponential(multiplier=0.05, max=2),
+        reraise=True,
+    )
+    def append(self, schema: TableSchema, frame: pl.DataFrame, run_id: str = "") -> None:
+        """Add `frame`'s rows to table `schema.name` in one commit, replacing nothing: an
+        append-only record (`restatements`). Appends never conflict with each other; one that
+        meets a schema merged meanwhile is tried again on the new version."""
+        if frame.is_empty():
+            return
+        target = arrow_schema(schema)
+        existing = self.table(schema.name)
+        with self._writing(schema.name):
+            write_deltalake(
+                existing if existing is not None else self.uri(schema.name),
+                pa.RecordBatchReader.from_batches(target, in_lake_columns(frame, schema, target)),
+                mode="append",
+                configuration=TABLE_PROPERTIES if existing is None else None,
+                partition_by=partitions_of(schema.name, schema),
+                schema_mode="merge",
+                commit_properties=CommitProperties(
+                    custom_metadata={"adwh.run_id": run_id} if run_id else None,
+                    max_commit_retries=COMMIT_RETRIES,
+                ),
+            )
+
     def conform(self, schema: TableSchema) -> int:
         """Rewrite the table in `schema`'s columns when its files lack one or hold one in a
         narrower type; return the files rewritten.

@@ -6,7 +6,9 @@ from datetime import date, timedelta
 import polars as pl
 
 from pipelines.sources.model import Source
+from transforms.restatements import money_moved, summary
 from warehouse.coverage import Span, Spans, spans_of_days
+from warehouse.schemas import TABLES
 
 
 @dataclass
@@ -25,6 +27,8 @@ class TableOutcome:
     failed_accounts: dict[str, Exception] = field(default_factory=dict)
     # The days each account was fetched for, first and last (a dated source's).
     fetched: dict[str, Span] = field(default_factory=dict)
+    # What the run's replaces changed in days already published (`restatements`' rows).
+    restatements: list[pl.DataFrame] = field(default_factory=list)
 
     def fetched_window(self, account: str, first: date, last: date) -> None:
         """Note that `account` was fetched for a window: windows come in order, so its days
@@ -70,6 +74,11 @@ class TableOutcome:
         for account, rows in frame.group_by("account_id").len().iter_rows():
             self.rows_by_account[account] = self.rows_by_account.get(account, 0) + rows
 
+    def restated(self, cells: pl.DataFrame) -> None:
+        """Keep the cells a replace changed, for the run's summary and metadata."""
+        if not cells.is_empty():
+            self.restatements.append(cells)
+
     def partition_metadata(self, day: date) -> dict[str, object]:
         """What one partition of a run holds: its own rows, and whether it was held back."""
         return {"rows": self.rows_by_day.get(day, 0), "held_back": int(day in self.held_days)}
@@ -84,6 +93,24 @@ class TableOutcome:
             "rows_by_account": dict(sorted(self.rows_by_account.items())),  # JSON in the UI
             "failed_accounts": ", ".join(sorted(self.failed_accounts)) or "none",
             **({"published_days": self.published_days()} if self.fetched else {}),
+            **self.restated_metadata(),
+        }
+
+    def restated_metadata(self) -> dict[str, object]:
+        """What the run's replaces changed in days already published: the summary line's
+        words, the cells, and the money moved per column and currency (JSON in the UI)."""
+        if not self.restatements:
+            return {"restated": "none"}
+        cells = pl.concat(self.restatements)
+        schema = TABLES[self.table]
+        moved: dict[str, dict[str, str]] = {}
+        for column, currency, change in money_moved(schema, cells).iter_rows():
+            moved.setdefault(column, {})[currency] = f"{change:+}"
+        return {
+            "restated": summary(schema, cells),
+            "restated_days": cells["date"].n_unique(),
+            "restated_cells": cells.height,
+            "money_restated": moved,
         }
 
 

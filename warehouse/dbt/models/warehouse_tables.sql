@@ -3,7 +3,7 @@
 -- warehouse (tests/warehouse/test_marts.py checks these lists against the registry).
 {% set dated_tables = [
     'adgroup_metrics', 'advertising_changes', 'campaign_metrics', 'optimization_history',
-    'optimization_other_changes', 'platform_changes', 'product_ad_metrics',
+    'optimization_other_changes', 'platform_changes', 'product_ad_metrics', 'restatements',
     'search_term_metrics', 'seller_product_metrics', 'target_metrics', 'vendor_product_metrics',
     'workflow_performance'
 ] %}
