@@ -1,6 +1,7 @@
 """Alerts through Dagster's public sensors: a run failed, a check failed (contracts,
-reconciliation, dbt tests), the service started sending a column, a table was not updated in
-time. What each says, and where it goes, is `pipelines/notify.py`.
+reconciliation, dbt tests), the service started sending a column, a restatement moved more of
+a day's money than `ADWH_ALERT_RESTATED_SHARE`, a table was not updated in time. What each
+says, and where it goes, is `pipelines/notify.py`.
 
 - `alert_on_failure` (a run failure sensor) and `alert_on_success` (a run status sensor on
   success: checks fail without failing their run) read each finished run's record once
@@ -77,12 +78,14 @@ def _status(status: dg.AssetPartitionStatus | None) -> str:
     return "never fetched" if status is None else status.value.lower().replace("_", " ")
 
 
-def alerts_of(instance: dg.DagsterInstance, run: dg.DagsterRun, ui_url: str) -> list[Alert]:
+def alerts_of(
+    instance: dg.DagsterInstance, run: dg.DagsterRun, settings: AlertSettings
+) -> list[Alert]:
     """One alert per kind of finding in `run`, linking to it in the UI."""
     by_kind: dict[str, list] = {}
-    for finding in findings(instance, run):
+    for finding in findings(instance, run, settings.restated_share):
         by_kind.setdefault(finding.kind, []).append(finding)
-    link = f"{ui_url.rstrip('/')}/runs/{run.run_id}"
+    link = f"{settings.ui_url.rstrip('/')}/runs/{run.run_id}"
     name = f"Run {run.job_name} {run.run_id[:8]}"
     return [Alert(kind, name, link, tuple(found)) for kind, found in by_kind.items()]
 
@@ -94,7 +97,7 @@ def tell_runs(instance: dg.DagsterInstance, run_ids: Sequence[str], home: Path) 
     if not settings.configured:
         return []
     runs = [instance.get_run_by_id(run_id) for run_id in run_ids]
-    alerts = [a for run in runs if run for a in alerts_of(instance, run, settings.ui_url)]
+    alerts = [a for run in runs if run for a in alerts_of(instance, run, settings)]
     return deliver(alerts, settings, home)
 
 
@@ -117,7 +120,7 @@ def _alert(
 ) -> dg.SkipReason | None:
     return _send(
         warehouse,
-        lambda settings: alerts_of(instance, run, settings.ui_url),
+        lambda settings: alerts_of(instance, run, settings),
         f"nothing new to tell of run {run.run_id}",
     )
 

@@ -52,11 +52,14 @@ def run_days(run: dg.DagsterRun) -> str:
     return run.tags.get(PARTITION_TAG) or "current state"
 
 
-def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
+def findings(
+    instance: dg.DagsterInstance, run: dg.DagsterRun, restated_share: float = 0.1
+) -> list[Finding]:
     """What went wrong in `run`, from its record: each table a failed step was to materialize
     and did not (with the step's error, which names the account, source and request; Dagster
     records no per-asset failure event here), each check failed with an error (contracts,
-    reconciliation, dbt tests), each column the service started sending."""
+    reconciliation, dbt tests), each column the service started sending, each table whose
+    restatements moved more than `restated_share` of a day's money."""
     days, accounts = run_days(run), run.tags.get(ACCOUNTS_TAG, "")
     records = instance.get_records_for_run(run.run_id, of_type=FINDING_EVENTS, limit=100_000)
     found: list[Finding] = []
@@ -84,15 +87,30 @@ def findings(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[Finding]:
             reported = entry.asset_materialization or entry.asset_observation
             if entry.asset_materialization:
                 materialized.add(reported.asset_key.to_user_string())
+            table = reported.asset_key.to_user_string()
             changes = metadata_value(reported.metadata.get("schema_changes", "none"))
             if changes != "none":
-                table = reported.asset_key.to_user_string()
                 found.append(Finding("schema changed", table, days, str(changes), accounts))
+            largest = metadata_value(reported.metadata.get("largest_restatement", "none"))
+            if isinstance(largest, dict) and float(largest["share"]) > restated_share:
+                cause = restated_cause(largest, restated_share)
+                found.append(Finding("restated", table, days, cause, accounts))
     for step, cause in causes.items():
         failed = [t for t in dict.fromkeys(planned.get(step, [])) if t not in materialized]
         for table in failed or [step]:
             found.append(Finding("run failed", table, days, cause, accounts))
     return found
+
+
+def restated_cause(largest: dict, threshold: float) -> str:
+    """A restatement past the threshold, in words: which amount of which day moved how much."""
+    held = f" from {largest['held']}" if largest.get("held") is not None else ""
+    return (
+        f"{largest['column']} of {largest['date']} ({largest['currency']}, account "
+        f"{largest['account_id']}) moved {largest['change']}{held}: "
+        f"{float(largest['share']):.1%} of the day's, past ADWH_ALERT_RESTATED_SHARE "
+        f"{threshold:.1%}"
+    )
 
 
 FINDING_EVENTS = {

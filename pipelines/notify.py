@@ -39,7 +39,7 @@ HIDDEN_KEY = "<key>"
 class Finding:
     """One thing that went wrong: what kind, which table and days, and why."""
 
-    kind: str  # "run failed", "check failed", "schema changed", "not fresh"
+    kind: str  # "run failed", "check failed", "schema changed", "restated", "not fresh"
     table: str
     days: str
     cause: str

@@ -195,6 +195,9 @@ class AlertSettings(BaseSettings):
     ui_url: Annotated[str, BLANK_IS_DEFAULT] = Field(
         default="http://127.0.0.1:3000", alias="ADWH_UI_URL"
     )
+    # A restatement that moves more than this share of a day's money (one account, currency
+    # and amount: spend, sales, an economics figure) is told as the alert kind `restated`.
+    restated_share: float = Field(default=0.1, gt=0, alias="ADWH_ALERT_RESTATED_SHARE")
     # The key the runs send (`ADS_API_KEY`): scrubbed from every message, whatever carries it.
     api_key: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(default=None, alias="ADS_API_KEY")
 

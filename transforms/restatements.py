@@ -124,27 +124,30 @@ def _kind(name: str) -> pl.Expr:
     return kind.otherwise(pl.lit(CORRECTION))
 
 
-def money_moved(schema: TableSchema, cells: pl.DataFrame) -> pl.DataFrame:
-    """Per money column and currency, what the restated cells moved in all (after - before,
-    a value not reported counting as nothing), where it moved: amounts that add up (a
-    per-click price or a unit price moves, but adds to nothing)."""
-    amounts = [
+def money_columns(schema: TableSchema) -> list[str]:
+    """The amounts of `schema` that add up: a per-click or a unit price moves, but adds to
+    nothing."""
+    return [
         c.name
         for c in schema.columns
         if c.kind is Kind.MONEY and c.name not in NOT_SUMMED_IN_GROUPS
     ]
+
+
+def _change() -> pl.Expr:
+    """A money cell's change: after - before, a value not reported counting as nothing."""
     money = pl.Decimal(MONEY_PRECISION, MONEY_SCALE)
+    before, after = pl.col("value_before").cast(money), pl.col("value_after").cast(money)
+    return after.fill_null(0) - before.fill_null(0)
+
+
+def money_moved(schema: TableSchema, cells: pl.DataFrame) -> pl.DataFrame:
+    """Per money column and currency, what the restated cells moved in all, where it moved."""
+    amounts = money_columns(schema)
     return (
         cells.filter(pl.col("column_name").is_in(amounts))
         .group_by("column_name", "currency")
-        .agg(
-            (
-                pl.col("value_after").cast(money).fill_null(0)
-                - pl.col("value_before").cast(money).fill_null(0)
-            )
-            .sum()
-            .alias("change")
-        )
+        .agg(_change().sum().alias("change"))
         .filter(pl.col("change") != 0)
         .sort(pl.col("column_name").replace_strict(amounts, range(len(amounts))), "currency")
     )
@@ -169,3 +172,45 @@ def summary(schema: TableSchema, cells: pl.DataFrame, shown: int = 3) -> str:
 
 # The amounts a summary names first: spend, sales, then the seller economics' bottom lines.
 HEADLINE = ("cost", "sales", "net_sales", "margin_before_ads", "amazon_fees")
+
+
+def largest_share(
+    schema: TableSchema, cells: pl.DataFrame, before: pl.DataFrame
+) -> dict[str, object] | None:
+    """Of the money the cells moved, the largest change against what its account, day and
+    currency held before (`before`'s rows), as a share: what a restatement alert compares
+    with its threshold. A change to a day that held none of that money is a share of 1."""
+    moved = (
+        cells.filter(pl.col("column_name").is_in(money_columns(schema)))
+        .group_by("account_id", "date", "currency", "column_name")
+        .agg(_change().sum().alias("change"))
+        .filter(pl.col("change") != 0)
+    )
+    if moved.is_empty():
+        return None
+    held = before.unpivot(
+        index=["account_id", "date", "currency"],
+        on=[name for name in money_columns(schema) if name in before.columns],
+        variable_name="column_name",
+        value_name="held",
+    )
+    held = held.group_by("account_id", "date", "currency", "column_name").agg(pl.col("held").sum())
+    shares = moved.join(held, on=["account_id", "date", "currency", "column_name"], how="left")
+    shares = shares.with_columns(
+        pl.when(pl.col("held").fill_null(0) == 0)
+        .then(1.0)
+        .otherwise((pl.col("change").cast(pl.Float64) / pl.col("held").cast(pl.Float64)).abs())
+        .alias("share")
+    )
+    top = shares.sort("share", descending=True).row(0, named=True)
+    digits = CURRENCY_DIGITS.get(top["currency"], DEFAULT_CURRENCY_DIGITS)
+    return {
+        "table": schema.name,
+        "account_id": top["account_id"],
+        "date": top["date"].isoformat(),
+        "currency": top["currency"],
+        "column": top["column_name"],
+        "change": f"{top['change']:+.{digits}f}",
+        "held": None if top["held"] is None else f"{top['held']:.{digits}f}",
+        "share": round(top["share"], 4),
+    }

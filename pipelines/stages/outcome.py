@@ -27,8 +27,10 @@ class TableOutcome:
     failed_accounts: dict[str, Exception] = field(default_factory=dict)
     # The days each account was fetched for, first and last (a dated source's).
     fetched: dict[str, Span] = field(default_factory=dict)
-    # What the run's replaces changed in days already published (`restatements`' rows).
+    # What the run's replaces changed in days already published (`restatements`' rows), and
+    # the largest share of a day's money one moved (what a restatement alert compares).
     restatements: list[pl.DataFrame] = field(default_factory=list)
+    largest_restatement: dict[str, object] | None = None
 
     def fetched_window(self, account: str, first: date, last: date) -> None:
         """Note that `account` was fetched for a window: windows come in order, so its days
@@ -74,10 +76,14 @@ class TableOutcome:
         for account, rows in frame.group_by("account_id").len().iter_rows():
             self.rows_by_account[account] = self.rows_by_account.get(account, 0) + rows
 
-    def restated(self, cells: pl.DataFrame) -> None:
-        """Keep the cells a replace changed, for the run's summary and metadata."""
+    def restated(self, cells: pl.DataFrame, largest: dict[str, object] | None) -> None:
+        """Keep the cells a replace changed, for the run's summary and metadata, and the
+        largest share of a day's money moved so far."""
         if not cells.is_empty():
             self.restatements.append(cells)
+        held = self.largest_restatement
+        if largest is not None and (held is None or largest["share"] > held["share"]):
+            self.largest_restatement = largest
 
     def partition_metadata(self, day: date) -> dict[str, object]:
         """What one partition of a run holds: its own rows, and whether it was held back."""
@@ -111,6 +117,7 @@ class TableOutcome:
             "restated_days": cells["date"].n_unique(),
             "restated_cells": cells.height,
             "money_restated": moved,
+            "largest_restatement": self.largest_restatement or "none",
         }
 
 

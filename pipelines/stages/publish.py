@@ -11,7 +11,7 @@ from pipelines.sources.model import Source
 from pipelines.stages.check import keeping_contract, snapshot_keeps_contract
 from pipelines.stages.outcome import Outcomes, TableOutcome
 from pipelines.stages.typed import Spools
-from transforms.restatements import restatements
+from transforms.restatements import largest_share, restatements
 from warehouse.coverage import read_coverage
 from warehouse.schemas import RESTATEMENTS, Layout, TableSchema
 from warehouse.spool import Spool
@@ -95,7 +95,7 @@ def record_restatements(
     after = rows.join(again, on=["account_id", "date"], how="semi")
     changed = restatements(schema, before, after, covered.run_id, covered.extracted_at)
     dest.lake.append(RESTATEMENTS, changed, covered.run_id)
-    outcome.restated(changed)
+    outcome.restated(changed, largest_share(schema, changed, before))
 
 
 def published_before(

@@ -295,3 +295,35 @@ def test_a_run_refused_before_it_starts_is_told_once_a_day_without_the_key(
     assert scenarios.adwh(home, ["run", "--start", DAY]).code == 2  # a typo: not told
     assert len(webhook[1]) == 2
     assert_nothing_secret(texts(webhook, mailbox))
+
+
+def test_a_restatement_is_said_in_the_summary_the_metadata_and_past_its_share_an_alert(
+    home, destinations, monkeypatch
+):
+    """Two mornings of the daily job while the service restates its three latest days: the
+    second run's summary line names the days and the money, its materialization carries them,
+    and a move past ADWH_ALERT_RESTATED_SHARE is told to both destinations."""
+    webhook, mailbox = destinations
+    monkeypatch.setenv("ADWH_SANDBOX_RESTATE_DAYS", "3")
+    monkeypatch.setenv("ADWH_ALERT_RESTATED_SHARE", "0.05")
+    tables = ["--tables", "campaign_metrics"]
+    days = ["--start", "2026-11-20", "--end", "2026-11-22"]
+    assert scenarios.adwh(home, ["run", *days, *tables]).code == 0
+    assert webhook[1] == []  # a first fetch restates nothing
+    second = scenarios.adwh(
+        home, ["run", "--start", "2026-11-20", "--end", "2026-11-23", *tables],
+        ADWH_TODAY="2026-11-24",
+    )  # fmt: skip
+    assert second.code == 0, second.err
+    (said,) = [line for line in second.out.splitlines() if "restated" in line]
+    assert said.startswith("campaign_metrics: 3 days restated") and "sales +" in second.out
+    with open_instance() as instance:
+        latest = instance.get_latest_materialization_event(dg.AssetKey("campaign_metrics"))
+    metadata = latest.asset_materialization.metadata
+    assert metadata["restated_days"].value == 3
+    assert set(metadata["money_restated"].value) == {"sales"}
+    assert metadata["largest_restatement"].value["share"] > 0.05
+    (told,) = [t for t in webhook[1] if t.startswith("ads-warehouse: restated: campaign_metrics")]
+    assert "ADWH_ALERT_RESTATED_SHARE 5.0%" in told and "sales of 2026-11-2" in told
+    assert len(mailbox.messages) == len(webhook[1]) == 1
+    assert_nothing_secret(texts(webhook, mailbox))
