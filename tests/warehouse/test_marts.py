@@ -810,6 +810,8 @@ def test_change_log_is_readable(known):
 
 # ====================================================================== one pipeline run
 RUN_START, RUN_END = date(2026, 10, 1), date(2026, 11, 22)
+# Fetched the morning before too, while the service revised its latest days (extract_and_build).
+RESTATED_TABLES = ("campaign_metrics", "seller_product_metrics")
 RUN_TABLES = (
     "campaign_metrics",
     "product_ad_metrics",
@@ -842,8 +844,17 @@ def shared_run(request: pytest.FixtureRequest) -> Path:
 
 def extract_and_build(home: Path) -> None:
     """What a run of RUN_TABLES over RUN_START..RUN_END leaves in `home`'s lake and warehouse,
-    against the embedded sandbox as it is (whatever the asking test set)."""
-    with preparing(home):
+    against the embedded sandbox as it is (whatever the asking test set); before it, the
+    morning before's run of RESTATED_TABLES' latest days, while the service still revised them,
+    so that the run restates them (`restatements`, mart_restatements). What the lake then
+    holds is the service's answer of TODAY, as the tests compare it."""
+    with preparing(home) as patch:
+        patch.setenv("ADWH_SANDBOX_RESTATE_DAYS", "3")
+        day_before = TODAY - timedelta(days=1)
+        latest = (day_before - timedelta(days=3), day_before - timedelta(days=1))
+        restating = {"ADWH_TODAY": day_before.isoformat()}
+        library.succeeded(library.extract(home, *latest, RESTATED_TABLES, **restating))
+        patch.delenv("ADWH_SANDBOX_RESTATE_DAYS")
         library.succeeded(library.extract(home, RUN_START, RUN_END, RUN_TABLES))
         build_warehouse(home, library.lake(home), s.TABLES.values(), tidy=True)
 
