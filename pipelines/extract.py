@@ -29,6 +29,7 @@ from pipelines.sources.model import Context, Source
 from pipelines.stages.land import land, reread
 from pipelines.stages.outcome import Outcomes, new_outcomes
 from pipelines.stages.publish import Covered, publish
+from pipelines.stages.restated import replay_restatements
 from pipelines.stages.typed import Origin, Typist, spools
 
 # A window is published in this thread while the event loop goes on fetching and typing the
@@ -105,7 +106,9 @@ class Extraction:
                 typist = Typist(dest, source, tables, outcomes)
                 accounts = [account for account in group if account.id not in failed]
                 for account in accounts:
-                    folder = dest.raw.fetch_dir(source.name, account.id, first, last, source.dated)
+                    folder = dest.raw.fetch_dir(
+                        source.name, account.id, first, last, source.dated, extracted_at
+                    )
                     pages = source.stream(session, account, first, last)
                     landed = land(dest.raw, folder, pages, extracted_at, context)
                     try:
@@ -145,7 +148,8 @@ def rebuild_source(
     dest: Destination, source: Source, start: date, end: date, run_id: str = ""
 ) -> Outcomes:
     """Re-derive [start, end] from raw: each day from the newest complete fetch covering it;
-    current state from each account's newest snapshot taken by `end`."""
+    current state from each account's newest snapshot taken by `end`; the restatements of
+    the days from every fetch, in the order they were fetched."""
     outcomes = new_outcomes(source)
     for first, last in extract_windows(start, end) if source.dated else [(end, end)]:
         fetches = (
@@ -168,4 +172,6 @@ def rebuild_source(
             accounts = sorted({fetch.account for fetch in fetches})
             covered = Covered(days if source.dated else days[-1:], accounts, run_id)
             publish(dest, source, tables, covered, outcomes)
+        if source.dated:  # what each fetch changed, replayed: the raw pages are the record
+            replay_restatements(dest, source, first, last)
     return outcomes

@@ -37,7 +37,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from warehouse.schemas import TABLES, Layout, TableSchema
+from warehouse.schemas import RESTATEMENTS, TABLES, Layout, TableSchema
 
 if TYPE_CHECKING:  # PyArrow's datasets load with the first read: extraction runs only write
     import pyarrow.dataset as pads
@@ -363,6 +363,20 @@ class Lake:
                     max_commit_retries=COMMIT_RETRIES,
                 ),
             )
+
+    def republish_restatements(
+        self, tables: list[str], frame: pl.DataFrame, accounts: list[str], first: date, last: date
+    ) -> None:
+        """Replace, in one commit, what `restatements` records of `tables` for `accounts` over
+        [first, last] by `frame` (a rebuild's replay of the raw pages)."""
+        names = ", ".join(sql_string(name) for name in sorted(tables))
+        predicate = (
+            f"table_name IN ({names}) AND {of_accounts(accounts)} AND date BETWEEN "
+            f"{sql_string(first.isoformat())} AND {sql_string(last.isoformat())}"
+        )
+        if frame.is_empty() and not self.exists(RESTATEMENTS.name):
+            return
+        self._replace(RESTATEMENTS.name, RESTATEMENTS, frame, predicate, "")
 
     def conform(self, schema: TableSchema) -> int:
         """Rewrite the table in `schema`'s columns when its files lack one or hold one in a

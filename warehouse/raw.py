@@ -2,9 +2,12 @@
 
 Nothing the service sent is lost even when a page fails its contract, and the typed layer can
 be rebuilt from here without spending a credit. Path parts that come from the service (account
-ids) are checked before they become folder names. The folder names (`window=first_last`,
+ids) are checked before they become folder names. The folder names (`window=first_last~when`,
 `snapshot=day`) are written and read here only, and so is the choice of which fetch a rebuild
-re-reads: for each account and day, the newest complete one.
+re-reads: for each account and day, the newest complete one. Every fetch of a dated window keeps
+a folder of its own (`~when`, the time it was fetched), so a window fetched again (a re-run, a
+second daily run the same day) keeps what the service said the first time too: the record a
+rebuild replays the restatements from. Folders of earlier versions have no `~when`.
 
 The store is a local folder or `s3://bucket/prefix` (`ADWH_RAW_URL`), through PyArrow's file
 systems (credentials from the standard AWS environment variables). Each page appears whole or
@@ -16,7 +19,7 @@ import gzip
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 
 import orjson
@@ -46,7 +49,7 @@ class Fetch:
 
 def window_of(folder: PurePosixPath) -> tuple[date, date]:
     """The first and last day a fetch's folder covers (a snapshot covers its one day)."""
-    first, _, last = folder.name.split("=", 1)[1].partition("_")
+    first, _, last = folder.name.split("=", 1)[1].partition("~")[0].partition("_")
     return date.fromisoformat(first), date.fromisoformat(last or first)
 
 
@@ -60,10 +63,19 @@ class RawStore:
         self.local = isinstance(self.fs, pafs.LocalFileSystem)
 
     def fetch_dir(
-        self, table: str, account: str, first: date, last: date, dated: bool
+        self,
+        table: str,
+        account: str,
+        first: date,
+        last: date,
+        dated: bool,
+        fetched: datetime | None = None,
     ) -> PurePosixPath:
-        """A dated fetch's folder names its window; a snapshot's, the day it was taken."""
+        """A dated fetch's folder names its window and when it was `fetched`; a snapshot's,
+        the day it was taken (a later snapshot of the day replaces it)."""
         name = f"window={first.isoformat()}_{last.isoformat()}" if dated else f"snapshot={first}"
+        if dated and fetched is not None:
+            name += f"~{fetched.astimezone(UTC):%Y%m%dT%H%M%S%fZ}"
         return self.root / table / f"account={safe_part(account)}" / name
 
     def start(self, folder: PurePosixPath) -> None:
@@ -151,6 +163,17 @@ class RawStore:
             Fetch(fetch.account, fetch.folder, fetch.manifest, tuple(sorted(days)))
             for fetch, days in taken.values()
         ]
+
+    def every_fetch(self, table: str, first: date, last: date) -> list[Fetch]:
+        """Every complete fetch of a dated table covering days of [first, last], oldest first,
+        each with those days: what the service said of each day, fetch after fetch."""
+        found = []
+        for fetch in self.fetches(table):
+            lo, hi = window_of(fetch.folder)
+            if max(lo, first) <= min(hi, last):
+                days = pl.date_range(max(lo, first), min(hi, last), eager=True).to_list()
+                found.append(Fetch(fetch.account, fetch.folder, fetch.manifest, tuple(days)))
+        return found
 
     def newest_snapshots(self, table: str, end: date) -> list[Fetch]:
         """Current state as of `end`: each account's newest snapshot taken by then. A run takes

@@ -50,6 +50,7 @@ async def land(
             "extracted_at": extracted_at.isoformat(),
             "pages": number,
             "reference": context.reference.isoformat(),
+            "run_id": context.run_id,
         },
     )
 

@@ -10,10 +10,9 @@ from pipelines.destination import Destination
 from pipelines.sources.model import Source
 from pipelines.stages.check import keeping_contract, snapshot_keeps_contract
 from pipelines.stages.outcome import Outcomes, TableOutcome
+from pipelines.stages.restated import record_restatements
 from pipelines.stages.typed import Spools
-from transforms.restatements import largest_share, restatements
-from warehouse.coverage import read_coverage
-from warehouse.schemas import RESTATEMENTS, Layout, TableSchema
+from warehouse.schemas import Layout
 from warehouse.spool import Spool
 
 
@@ -67,49 +66,13 @@ def publish_dated(dest: Destination, spool: Spool, covered: Covered, outcome: Ta
         if not good_days:
             continue
         if schema.layout is Layout.DAILY_FACT:
-            record_restatements(dest, schema, rows, good_days, covered, outcome)
+            run = (covered.run_id, covered.extracted_at)
+            record_restatements(dest, schema, rows, good_days, covered.accounts, run, outcome)
         outcome.files += dest.lake.publish(
             schema, rows, good_days, covered.accounts, covered.run_id
         )
         outcome.published(rows.select("date", "account_id"))
         outcome.partitions += len(good_days)
-
-
-def record_restatements(
-    dest: Destination,
-    schema: TableSchema,
-    rows: pl.DataFrame,
-    days: list[date],
-    covered: Covered,
-    outcome: TableOutcome,
-) -> None:
-    """Append to `restatements` what replacing these accounts' `days` with `rows` changes,
-    before the replace commits (transforms/restatements.py): a day first published records
-    nothing, a day published before (the lake's coverage says so: a day may have had no
-    rows) only the cells that differ."""
-    again = published_before(dest, schema.name, covered.accounts, days)
-    if again.is_empty():
-        return
-    held = dest.lake.scan(schema.name, days=days, accounts=covered.accounts)
-    before = schema.conformed(held).collect().join(again, on=["account_id", "date"], how="semi")
-    after = rows.join(again, on=["account_id", "date"], how="semi")
-    changed = restatements(schema, before, after, covered.run_id, covered.extracted_at)
-    dest.lake.append(RESTATEMENTS, changed, covered.run_id)
-    outcome.restated(changed, largest_share(schema, changed, before))
-
-
-def published_before(
-    dest: Destination, table: str, accounts: list[str], days: list[date]
-) -> pl.DataFrame:
-    """The (account_id, date) pairs of `accounts` x `days` the lake already holds complete."""
-    spans = read_coverage(dest.lake, accounts)
-    pairs = [
-        (account, day)
-        for account in accounts
-        for day in days
-        if any(first <= day <= last for first, last in spans.get((account, table), ()))
-    ]
-    return pl.DataFrame(pairs, schema={"account_id": pl.String, "date": pl.Date}, orient="row")
 
 
 def publish_snapshot(
