@@ -19,6 +19,30 @@ OWN_COLUMNS = {
     "polarity": "`positive` or `negative`: which keyword list of the cluster it came from.",
 }
 
+# The columns of the tables the warehouse records itself, which no service field explains.
+RECORDED_COLUMNS = {
+    "restatements": {
+        "table_name": "The daily-facts table restated (campaign_metrics, seller_product_metrics, "
+        "...).",
+        "date": "The day restated, as the service dates its rows (partition key of the lake).",
+        "currency": "The restated row's currency (part of its natural key).",
+        "row_key": "The rest of the restated row's natural key, as JSON (for campaign_metrics: "
+        '`{"campaign": …, "ad_product": …}`).',
+        "column_name": "The column whose value changed.",
+        "value_before": "The value the warehouse held, as exact text (a decimal keeps its "
+        "digits: cast a money column's to DECIMAL); NULL when not reported or the row is new.",
+        "value_after": "The value that replaced it, as exact text; NULL when not reported or "
+        "the row is gone.",
+        "kind": "`correction` (the service revised it), `arrival` (seller economics first "
+        "reported: they come 48-72 hours late), `appeared` or `disappeared` (a row the day "
+        "gained or lost).",
+        "before_extracted_at": "When the value before was fetched (UTC); NULL for a row that "
+        "appeared.",
+        "run_id": "The Dagster run that fetched the value after and recorded the change.",
+        "_extracted_at": "When the value after was fetched (UTC): when the change was seen.",
+    },
+}
+
 KIND_WORDS = {
     Kind.ID: "identifier",
     Kind.MONEY: "exact decimal in the row's currency, never converted",
@@ -34,6 +58,9 @@ KIND_WORDS = {
 
 def describe(column: Column, schema: TableSchema) -> str:
     """One sentence: where the value comes from, what kind it is, which values it takes."""
+    recorded = RECORDED_COLUMNS.get(schema.name, {})
+    if column.name in recorded:
+        return recorded[column.name]
     if column.name == "date":
         words = {
             "daily_fact": "The day the figures are for (partition key of the lake).",
