@@ -182,6 +182,7 @@ class Bench:
         floor_wall, floor_cpu, requests = self.floor(launched)
         peaks = [self.memory.peaks[r.dagster_run.run_id] for r in records]
         self.show_heaviest(records)
+        self.show_failed(records)
         return Case(
             name=name,
             account_days=account_days,
@@ -219,6 +220,23 @@ class Bench:
                 f"..{run.tags.get(RANGE_END_TAG, '')}",
                 flush=True,
             )
+
+    def show_failed(self, records: list[dg.RunRecord]) -> None:
+        """Print why each run that did not succeed failed (its steps' errors, one line each):
+        a failed run counted in the table must be explained."""
+        for record in records:
+            run = record.dagster_run
+            if run.status is dg.DagsterRunStatus.SUCCESS:
+                continue
+            failures = self.instance.get_records_for_run(
+                run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE
+            ).records
+            causes = [
+                r.event_log_entry.dagster_event.step_failure_data.error.message.splitlines()[0]
+                for r in failures
+            ] or [str(run.status)]
+            for cause in causes:
+                print(f"run {run.run_id[:8]} failed: {cause[:300]}", flush=True)
 
     def cpu_per_account(self, records: list[dg.RunRecord]) -> tuple[float, float]:
         """The median CPU seconds per account of the first and of the last quarter of

@@ -1,5 +1,8 @@
 """The Dagster definitions as the UI shows them: assets, checks, jobs, schedules."""
 
+import os
+import subprocess
+import sys
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -195,3 +198,17 @@ def test_a_process_that_loaded_duckdb_before_the_definitions_ends_quietly():
     code = "import duckdb, assets.definitions; duckdb.connect().sql('SELECT 1').fetchall()"
     ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (ended.returncode, ended.stderr) == (0, "")
+
+
+def test_a_process_of_the_pipeline_tells_polars_allocator_to_give_memory_back_unless_told():
+    """`import assets` comes before Polars in every process of the pipeline (the CLI, the run
+    workers): there jemalloc's configuration is set, and a value the user set is kept. Polars
+    puts its own defaults before it, and jemalloc takes an option's last value."""
+    probe = "import os, assets, polars; print(os.environ['_RJEM_MALLOC_CONF'])"
+    clean = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    said = subprocess.run([sys.executable, "-c", probe], env=clean, capture_output=True, text=True)
+    assert said.stdout.strip().endswith(",dirty_decay_ms:0,muzzy_decay_ms:0"), said.stderr
+    kept = {**clean, "_RJEM_MALLOC_CONF": "background_thread:true"}
+    said = subprocess.run([sys.executable, "-c", probe], env=kept, capture_output=True, text=True)
+    assert said.stdout.strip().endswith(",background_thread:true"), said.stderr
+    assert "dirty_decay_ms:0" not in said.stdout
