@@ -1,0 +1,140 @@
+"""What recording restatements costs a daily job: this checkout beside an earlier commit.
+
+    python -m bench.restated_daily --before <commit> [--rounds 3] [--preset medium] [--days 30]
+
+Two sandboxes restate their three latest days (`--restate-days 3`), one on the reference date
+before REFERENCE and one on it. For each round and each version (this checkout, and the commit
+`--before` checked out in a temporary worktree, run with the same environment), a fresh home
+gets `--days` days from the first, then the daily job (`adwh run`) from the second: it re-reads
+the lookback days the service has revised since, and replaces them. Only the daily job is
+timed, the two versions alternating. Prints a Markdown table of medians and ranges.
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import polars as pl
+
+from bench.__main__ import KEY, REFERENCE, ROOT, Server, free_port
+from bench.measure import Measured, measure
+
+RESTATE_DAYS = 3
+
+
+def serve_on(preset: str, reference: str) -> Server:
+    """The sandbox over HTTP, restating, as of `reference`."""
+    port = free_port()
+    argv = [str(ROOT / ".venv/bin/adwh"), "sandbox", "serve", "--preset", preset]
+    argv += ["--port", str(port), "--key", KEY, "--restate-days", str(RESTATE_DAYS)]
+    process = subprocess.Popen(
+        argv, env={**os.environ, "ADWH_TODAY": reference}, stdout=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return Server(preset, process, url)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"the sandbox on {url} did not start")
+
+
+# `adwh` of the checkout its PYTHONPATH names, with this checkout's environment (.venv).
+ADWH = [sys.executable, "-c", "import sys; from assets.cli import main; sys.exit(main())"]
+
+
+def environment(source: Path, server: Server, home: Path, today: str, days: int) -> dict:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(source),
+        "ADS_API_BASE_URL": server.url,
+        "ADS_API_KEY": KEY,
+        "ADWH_TODAY": today,
+        "ADWH_START_DATE": (REFERENCE - timedelta(days=days + 1)).isoformat(),
+        "ADWH_HOME": str(home),
+    }
+
+
+def daily_job(source: Path, servers: tuple[Server, Server], home: Path, days: int) -> Measured:
+    """A fresh home of `days` days as of the day before, then the daily job, timed."""
+    shutil.rmtree(home, ignore_errors=True)
+    before, today = (REFERENCE - timedelta(days=1)).isoformat(), REFERENCE.isoformat()
+    end = (REFERENCE - timedelta(days=2)).isoformat()
+    start = (REFERENCE - timedelta(days=days + 1)).isoformat()
+    first = measure(
+        "history",
+        [*ADWH, "run", "--start", start, "--end", end],
+        environment(source, servers[0], home, before, days),
+        cwd=str(source),
+    )
+    if first.returncode != 0:
+        raise SystemExit(f"the history of {source} failed")
+    daily = measure(
+        f"daily job ({source.name})",
+        [*ADWH, "run"],
+        environment(source, servers[1], home, today, days),
+        cwd=str(source),
+    )
+    restated = home / "lake" / "restatements"
+    cells = pl.read_delta(str(restated)).height if restated.exists() else 0
+    print(f"[restated daily] {source.name}: {cells:,} cells restated", flush=True)
+    return daily
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.restated_daily")
+    parser.add_argument("--before", required=True, help="the commit to compare with")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--preset", default="medium")
+    parser.add_argument("--days", type=int, default=30)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="adwh-restated-daily-"))
+    old = work / "before"
+    subprocess.run(["git", "worktree", "add", "--detach", str(old), args.before], check=True)
+    servers = (
+        serve_on(args.preset, (REFERENCE - timedelta(days=1)).isoformat()),
+        serve_on(args.preset, REFERENCE.isoformat()),
+    )
+    versions = {f"before ({args.before[:7]})": old, "now": ROOT}
+    measured: dict[str, list[Measured]] = {name: [] for name in versions}
+    try:
+        for round_ in range(args.rounds):
+            for name, source in versions.items():
+                m = daily_job(source, servers, work / "home", args.days)
+                if m.returncode != 0:
+                    raise SystemExit(f"{name}: the daily job failed")
+                measured[name].append(m)
+                print(f"[restated daily] round {round_ + 1} {name}: {m.wall_s:.1f} s", flush=True)
+    finally:
+        for server in servers:
+            server.stop()
+        subprocess.run(["git", "worktree", "remove", "--force", str(old)], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n`{args.preset}`, {args.days} days held, the daily job while the service restates")
+    print(f"its {RESTATE_DAYS} latest days; medians of {args.rounds} (range):\n")
+    print("| version | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|")
+    for name, runs in measured.items():
+        print(
+            f"| {name} | {spread([m.wall_s for m in runs])} | {spread([m.cpu_s for m in runs])} "
+            f"| {spread([m.peak_rss_mib for m in runs])} |"
+        )
+    then, now = (statistics.median(m.wall_s for m in runs) for runs in measured.values())
+    print(f"\nnow / before: {now / then:.2f}")
+
+
+if __name__ == "__main__":
+    main()
