@@ -63,7 +63,8 @@ def restatements(
     compared = [name for name in compared_columns(schema) if name in before.columns]
     held = before.select(*keys, *compared, "_extracted_at").with_columns(_held=pl.lit(True))
     new = after.select(*keys, *compared, "_extracted_at").with_columns(_new=pl.lit(True))
-    paired = held.join(new, on=keys, how="full", coalesce=True, suffix="_after")
+    # A key part may be null (a seller product without a sku): the same row all the same.
+    paired = held.join(new, on=keys, how="full", coalesce=True, suffix="_after", nulls_equal=True)
     row_key = [name for name in keys if name not in OWN_COLUMNS]
     common = paired.select(
         pl.lit(schema.name).alias("table_name"),

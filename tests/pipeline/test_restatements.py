@@ -103,6 +103,8 @@ def test_a_correction_is_told_from_a_first_arrival_of_economics(two_fetches):
     assert kinds.get("campaign_metrics correction", 0) > 0
     assert kinds.get("seller_product_metrics correction", 0) > 0
     assert kinds.get("seller_product_metrics arrival", 0) > 0
+    # the service revised figures: no row came or went (a null in a key is the same row)
+    assert set(recorded["kind"]) == {"correction", "arrival"}
     arrived = recorded.filter(pl.col("kind") == "arrival")
     assert set(arrived["date"]) == {TOMORROW - timedelta(days=3)}
     assert arrived["value_before"].is_null().all()

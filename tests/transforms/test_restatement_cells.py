@@ -154,3 +154,35 @@ def test_a_day_whose_rows_all_went_is_dated_by_the_replacing_fetch():
     assert found.select(
         "column_name", "kind", "value_before", "value_after", "_extracted_at"
     ).rows() == [("clicks", "disappeared", "3", None, AFTER)]
+
+
+@given(st.lists(st.sampled_from(["S1", None]), min_size=1, max_size=2, unique=True))
+def test_a_row_whose_key_holds_a_null_is_the_same_row_in_both_fetches(skus):
+    """A seller product without a sku keys its rows with a null: fetched again unchanged, it
+    restates nothing; its sales moved, one correction, not a row gone and one come."""
+    rows = [
+        {
+            "account_id": "a1",
+            "asin": "B0",
+            "sku": sku,
+            "connection": "k",
+            "country": "DE",
+            "currency": "EUR",
+            "date": DAYS[0],
+            "sales": Decimal("20.00"),
+        }
+        for sku in skus
+    ]
+
+    def fetched(at: datetime, sales: Decimal) -> pl.DataFrame:
+        frame = pl.DataFrame([{**row, "sales": sales, "_extracted_at": at} for row in rows])
+        return SELLER_PRODUCT_METRICS.conformed(frame.lazy()).collect()
+
+    same = restatements(
+        SELLER_PRODUCT_METRICS, fetched(BEFORE, Decimal(20)), fetched(AFTER, Decimal(20)), "r"
+    )
+    assert same.is_empty()
+    moved = restatements(
+        SELLER_PRODUCT_METRICS, fetched(BEFORE, Decimal(20)), fetched(AFTER, Decimal(21)), "r"
+    )
+    assert moved.select("column_name", "kind").rows() == [("sales", "correction")] * len(skus)
