@@ -81,6 +81,16 @@ RUN_RSS_MIB = 600
 EARLIER = "## Earlier measurements"
 
 
+def error_chain(error: object) -> list[str]:
+    """A step's error and its causes, each by its last line: Dagster's own wrapper says only
+    which op failed."""
+    lines = []
+    while error is not None:
+        lines.append(error.message.strip().splitlines()[-1][:300])
+        error = error.cause
+    return lines
+
+
 @dataclass
 class RunMemory:
     """Samples the resident memory and CPU time of every started run's worker process twice a
@@ -232,7 +242,7 @@ class Bench:
                 run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE
             ).records
             causes = [
-                r.event_log_entry.dagster_event.step_failure_data.error.message.splitlines()[0]
+                " <- ".join(error_chain(r.event_log_entry.dagster_event.step_failure_data.error))
                 for r in failures
             ] or [str(run.status)]
             for cause in causes:
