@@ -26,6 +26,7 @@ from pipelines.settings import Settings
 from pipelines.sources.model import Source
 from pipelines.stages.outcome import Outcomes, complete_spans
 from warehouse.coverage import record_coverage
+from warehouse.schemas import RESTATEMENTS
 
 CONTRACT_CHECK = "contract"
 StepContext = dg.AssetExecutionContext | dg.AssetCheckExecutionContext
@@ -107,6 +108,7 @@ def materialize_sources(
         yield from _results(context, selected, complete, counts, start, end)
         partial = {name: table for name, table in outcome.items() if table.failed_accounts}
         yield from _partly_published(selected, partial, counts, start, end)
+    yield from _restated([o for o in outcomes if not isinstance(o, BaseException)])
     for failure in failures:
         if isinstance(failure.error, CreditBudgetError):
             raise failure.error  # not the accounts' fault: a retry would only spend it again
@@ -267,6 +269,27 @@ def _partly_published(
             yield dg.AssetObservation(
                 asset_key=name, metadata={**metadata, "start": str(start), "end": str(end)}
             )
+
+
+def _restated(outcomes: list[Outcomes]) -> Iterator[dg.AssetObservation]:
+    """What the step's replaces recorded in `restatements`, observed on that asset (it is
+    written by the daily facts' steps, never materialized on its own), so the UI shows when it
+    last changed and how: the cells and days per table."""
+    tables = {
+        name: table.restated_metadata()
+        for outcome in outcomes
+        for name, table in outcome.items()
+        if table.restatements
+    }
+    if tables:
+        cells = sum(int(said["restated_cells"]) for said in tables.values())
+        yield dg.AssetObservation(
+            asset_key=RESTATEMENTS.name,
+            metadata={
+                "cells": cells,
+                "tables": {name: said["restated"] for name, said in sorted(tables.items())},
+            },
+        )
 
 
 def _results(

@@ -8,6 +8,7 @@ The sensors are Dagster's run status sensors, evaluated on runs recorded in the 
 instance: on one run (`bench.scenarios.evaluate_alert_sensor`), or tick after tick with their
 cursor, as the daemon evaluates them (`daemon_tick`)."""
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from email import message_from_bytes, policy
@@ -323,6 +324,14 @@ def test_a_restatement_is_said_in_the_summary_the_metadata_and_past_its_share_an
     assert metadata["restated_days"].value == 3
     assert set(metadata["money_restated"].value) == {"sales"}
     assert metadata["largest_restatement"].value["share"] > 0.05
+    moved = metadata["money_restated"].value["sales"]  # in each currency's own digits
+    assert all(
+        re.fullmatch(r"[+-]\d+" + (r"\.\d\d" if c != "JPY" else ""), v) for c, v in moved.items()
+    )
+    with open_instance() as instance:
+        (observed,) = instance.fetch_observations(dg.AssetKey("restatements"), limit=1).records
+    said = observed.asset_observation.metadata
+    assert said["cells"].value > 0 and set(said["tables"].value) == {"campaign_metrics"}
     (told,) = [t for t in webhook[1] if t.startswith("ads-warehouse: restated: campaign_metrics")]
     assert "ADWH_ALERT_RESTATED_SHARE 5.0%" in told and "sales of 2026-11-2" in told
     assert len(mailbox.messages) == len(webhook[1]) == 1
