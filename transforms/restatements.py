@@ -25,12 +25,7 @@ from warehouse.schemas import (
     Kind,
     TableSchema,
 )
-from warehouse.spec import (
-    CURRENCY_DIGITS,
-    DEFAULT_CURRENCY_DIGITS,
-    ECONOMICS_FIELDS,
-    NOT_SUMMED_IN_GROUPS,
-)
+from warehouse.spec import ECONOMICS_FIELDS, NOT_SUMMED_IN_GROUPS, currency_digits
 
 APPEARED, DISAPPEARED, ARRIVAL, CORRECTION = RESTATEMENT_KINDS
 # Columns never compared: when a row was fetched (each side's is kept as such), and what the
@@ -162,8 +157,9 @@ def summary(schema: TableSchema, cells: pl.DataFrame, shown: int = 3) -> str:
     said = [f"{days} day{'s' if days != 1 else ''} restated"]
     changes: dict[str, list[str]] = {}
     for column, currency, change in money_moved(schema, cells).iter_rows():
-        digits = CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS)
-        changes.setdefault(column, []).append(f"{change:+,.{digits}f} {currency}")
+        changes.setdefault(column, []).append(
+            f"{change:+,.{currency_digits(currency)}f} {currency}"
+        )
     ordered = sorted(changes, key=lambda c: HEADLINE.index(c) if c in HEADLINE else len(HEADLINE))
     said += [f"{column} {' '.join(changes[column])}" for column in ordered[:shown]]
     if len(ordered) > shown:
@@ -204,7 +200,7 @@ def largest_share(
         .alias("share")
     )
     top = shares.sort("share", descending=True).row(0, named=True)
-    digits = CURRENCY_DIGITS.get(top["currency"], DEFAULT_CURRENCY_DIGITS)
+    digits = currency_digits(top["currency"])
     return {
         "table": schema.name,
         "account_id": top["account_id"],

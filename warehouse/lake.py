@@ -298,12 +298,6 @@ class Lake:
         )
         self._replace(name, schema, newest, of_accounts(newest["account_id"].unique()), "")
 
-    @retry(
-        retry=retry_if_exception_type(CommitFailedError),
-        stop=stop_after_attempt(5),
-        wait=wait_random_exponential(multiplier=0.05, max=2),
-        reraise=True,
-    )
     def _replace(
         self,
         name: str,
@@ -313,28 +307,16 @@ class Lake:
         run_id: str,
     ) -> int:
         """One commit replacing the rows of `predicate` in table `name` (`schema`'s, or its
-        current rows); return the partitions written. delta-rs retries a commit that meets a
-        newer version it does not conflict with; what it cannot retry (two writers creating
-        the table, a schema merged meanwhile) is tried again here on the new version."""
-        target = arrow_schema(schema)
+        current rows); return the partitions written."""
         partition_by = partitions_of(name, schema)
-        partitions = frame.select(partition_by).n_unique() if partition_by else 1
-        existing = self.table(name)
-        with self._writing(name):
-            write_deltalake(
-                existing if existing is not None else self.uri(name),
-                pa.RecordBatchReader.from_batches(target, in_lake_columns(frame, schema, target)),
-                mode="overwrite",
-                predicate=predicate if existing is not None else None,
-                configuration=TABLE_PROPERTIES if existing is None else None,
-                partition_by=partition_by,
-                schema_mode="merge",
-                commit_properties=CommitProperties(
-                    custom_metadata={"adwh.run_id": run_id} if run_id else None,
-                    max_commit_retries=COMMIT_RETRIES,
-                ),
-            )
-        return partitions
+        self._commit(name, schema, frame, predicate, run_id)
+        return frame.select(partition_by).n_unique() if partition_by else 1
+
+    def append(self, schema: TableSchema, frame: pl.DataFrame, run_id: str = "") -> None:
+        """Add `frame`'s rows to table `schema.name` in one commit, replacing nothing: an
+        append-only record (`restatements`)."""
+        if not frame.is_empty():
+            self._commit(schema.name, schema, frame, None, run_id)
 
     @retry(
         retry=retry_if_exception_type(CommitFailedError),
@@ -342,21 +324,28 @@ class Lake:
         wait=wait_random_exponential(multiplier=0.05, max=2),
         reraise=True,
     )
-    def append(self, schema: TableSchema, frame: pl.DataFrame, run_id: str = "") -> None:
-        """Add `frame`'s rows to table `schema.name` in one commit, replacing nothing: an
-        append-only record (`restatements`). Appends never conflict with each other; one that
-        meets a schema merged meanwhile is tried again on the new version."""
-        if frame.is_empty():
-            return
+    def _commit(
+        self,
+        name: str,
+        schema: TableSchema,
+        frame: pl.DataFrame,
+        predicate: str | None,
+        run_id: str,
+    ) -> None:
+        """One commit of `frame` to table `name`: replacing the rows of `predicate`, or, with
+        none, appending. delta-rs retries a commit that meets a newer version it does not
+        conflict with; what it cannot retry (two writers creating the table, a schema merged
+        meanwhile) is tried again here on the new version."""
         target = arrow_schema(schema)
-        existing = self.table(schema.name)
-        with self._writing(schema.name):
+        existing = self.table(name)
+        with self._writing(name):
             write_deltalake(
-                existing if existing is not None else self.uri(schema.name),
+                existing if existing is not None else self.uri(name),
                 pa.RecordBatchReader.from_batches(target, in_lake_columns(frame, schema, target)),
-                mode="append",
+                mode="append" if predicate is None else "overwrite",
+                predicate=predicate if existing is not None else None,
                 configuration=TABLE_PROPERTIES if existing is None else None,
-                partition_by=partitions_of(schema.name, schema),
+                partition_by=partitions_of(name, schema),
                 schema_mode="merge",
                 commit_properties=CommitProperties(
                     custom_metadata={"adwh.run_id": run_id} if run_id else None,

@@ -151,11 +151,9 @@ class RawStore:
         """The fetches a rebuild of [first, last] re-reads, each with the days it is the newest
         for (per account); days no fetch covers are in none."""
         newest: dict[tuple[str, date], Fetch] = {}
-        for fetch in self.fetches(table):
-            lo, hi = window_of(fetch.folder)
-            if max(lo, first) <= min(hi, last):
-                for day in pl.date_range(max(lo, first), min(hi, last), eager=True):
-                    newest[(fetch.account, day)] = fetch
+        for fetch in self.every_fetch(table, first, last):  # oldest first: the newest stays
+            for day in fetch.days:
+                newest[(fetch.account, day)] = fetch
         taken: dict[PurePosixPath, tuple[Fetch, list[date]]] = {}
         for (_, day), fetch in newest.items():
             taken.setdefault(fetch.folder, (fetch, []))[1].append(day)

@@ -33,6 +33,12 @@ CURRENCY_DIGITS: dict[str, int] = {
 }
 DEFAULT_CURRENCY_DIGITS = 2
 
+
+def currency_digits(currency: str) -> int:
+    """The digits after the decimal point of an amount in `currency`."""
+    return CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS)
+
+
 # -- 2.1 Conventions -------------------------------------------------------------------------
 ID_PATTERN = r"^[a-f0-9]{24}$"  # every identifier: 24 lowercase hexadecimal characters
 CURRENCY_PATTERN = r"^[A-Z]{3}$"  # ISO 4217 alphabetic code

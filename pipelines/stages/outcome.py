@@ -9,7 +9,7 @@ from pipelines.sources.model import Source
 from transforms.restatements import money_moved, summary
 from warehouse.coverage import Span, Spans, spans_of_days
 from warehouse.schemas import TABLES
-from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
+from warehouse.spec import currency_digits
 
 
 @dataclass
@@ -112,8 +112,7 @@ class TableOutcome:
         schema = TABLES[self.table]
         moved: dict[str, dict[str, str]] = {}
         for column, currency, change in money_moved(schema, cells).iter_rows():
-            digits = CURRENCY_DIGITS.get(currency, DEFAULT_CURRENCY_DIGITS)
-            moved.setdefault(column, {})[currency] = f"{change:+.{digits}f}"
+            moved.setdefault(column, {})[currency] = f"{change:+.{currency_digits(currency)}f}"
         return {
             "restated": summary(schema, cells),
             "restated_days": cells["date"].n_unique(),
