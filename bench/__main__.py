@@ -80,11 +80,18 @@ class Server:
         self.process.wait(10)
 
 
-def serve(preset: str, clients: int = 0, large_clients: int = 0) -> Server:
-    """The sandbox over HTTP in its own process; `clients` N > 0: an agency key reaching N
-    accounts of `preset`, the first `large_clients` of them `large`."""
+def serve(
+    preset: str,
+    clients: int = 0,
+    large_clients: int = 0,
+    reference: date = REFERENCE,
+    restate_days: int = 0,
+) -> Server:
+    """The sandbox over HTTP in its own process, as of `reference`; `clients` N > 0: an agency
+    key reaching N accounts of `preset`, the first `large_clients` of them `large`;
+    `restate_days` N > 0: its N latest days still revised (sandbox/restating.py)."""
     port = free_port()
-    env = {**os.environ, "ADWH_TODAY": REFERENCE.isoformat()}
+    env = {**os.environ, "ADWH_TODAY": reference.isoformat()}
     process = subprocess.Popen(
         [
             str(ROOT / ".venv/bin/adwh"),
@@ -100,6 +107,8 @@ def serve(preset: str, clients: int = 0, large_clients: int = 0) -> Server:
             str(clients),
             "--large-clients",
             str(large_clients),
+            "--restate-days",
+            str(restate_days),
         ],
         env=env,
         stdout=subprocess.DEVNULL,

@@ -17,36 +17,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import timedelta
 from pathlib import Path
 
-import httpx
 import polars as pl
 
-from bench.__main__ import KEY, REFERENCE, ROOT, Server, free_port
+from bench.__main__ import KEY, REFERENCE, ROOT, Server, serve
 from bench.measure import Measured, measure
+from bench.one_account import spread
 
 RESTATE_DAYS = 3
-
-
-def serve_on(preset: str, reference: str) -> Server:
-    """The sandbox over HTTP, restating, as of `reference`."""
-    port = free_port()
-    argv = [str(ROOT / ".venv/bin/adwh"), "sandbox", "serve", "--preset", preset]
-    argv += ["--port", str(port), "--key", KEY, "--restate-days", str(RESTATE_DAYS)]
-    process = subprocess.Popen(
-        argv, env={**os.environ, "ADWH_TODAY": reference}, stdout=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return Server(preset, process, url)
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"the sandbox on {url} did not start")
 
 
 # `adwh` of the checkout its PYTHONPATH names, with this checkout's environment (.venv).
@@ -91,10 +71,6 @@ def daily_job(source: Path, servers: tuple[Server, Server], home: Path, days: in
     return daily
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.restated_daily")
     parser.add_argument("--before", required=True, help="the commit to compare with")
@@ -106,8 +82,8 @@ def main() -> None:
     old = work / "before"
     subprocess.run(["git", "worktree", "add", "--detach", str(old), args.before], check=True)
     servers = (
-        serve_on(args.preset, (REFERENCE - timedelta(days=1)).isoformat()),
-        serve_on(args.preset, REFERENCE.isoformat()),
+        serve(args.preset, reference=REFERENCE - timedelta(days=1), restate_days=RESTATE_DAYS),
+        serve(args.preset, reference=REFERENCE, restate_days=RESTATE_DAYS),
     )
     versions = {f"before ({args.before[:7]})": old, "now": ROOT}
     measured: dict[str, list[Measured]] = {name: [] for name in versions}
