@@ -74,16 +74,36 @@ def competitor_asin(bits: int) -> str:
     return "B0" + format(bits % 36**8, "08X")[-8:]
 
 
+def campaign_delivery(state: str) -> dict:
+    """A campaign's delivery fields, which follow its state."""
+    return {
+        "deliveryStatus": "DELIVERING" if state == "ENABLED" else "NOT_DELIVERING",
+        "deliveryReasons": [] if state == "ENABLED" else [f"CAMPAIGN_{state}"],
+    }
+
+
+def versioned(name: str, version: int) -> str:
+    """An entity's name after `version` renames (the change log's `name` values)."""
+    return name if version == 0 else f"{name} (rev. {version})"
+
+
 def states(parent: np.ndarray, u: np.ndarray, enabled: float, paused: float) -> np.ndarray:
     """Own state codes drawn from `u`; a child of an archived parent is archived too."""
     own = np.where(u < enabled, ENABLED, np.where(u < enabled + paused, PAUSED, ARCHIVED))
     return np.where(parent == ARCHIVED, ARCHIVED, own)
 
 
-def _created(start: np.ndarray, reference: date, u: np.ndarray) -> np.ndarray:
-    """A creation day in the 30 days from `start` (an ordinal), before the reference date."""
-    span = np.maximum(ordinal(reference) - 1 - start, 1)
+def _created(start: np.ndarray, anchor: date, u: np.ndarray) -> np.ndarray:
+    """A creation day in the 30 days from `start` (an ordinal), before the anchor (the first
+    day of the reference date's quarter), so every reference date of the quarter agrees."""
+    span = np.maximum(ordinal(anchor) - 1 - start, 1)
     return start + (u * np.minimum(span, 30)).astype(np.int64)
+
+
+def _updated(anchor: date, j: np.ndarray | int, spread: int) -> np.ndarray | int:
+    """A last-update day a few days before the anchor (`spread` days of spread), for records
+    whose updates the change log does not tell."""
+    return ordinal(anchor) - 1 - j % spread
 
 
 # ---------------------------------------------------------------------- campaigns
@@ -96,7 +116,9 @@ class CampaignTable:
 
 
 def campaign_table(account: "Account") -> CampaignTable:
-    rows = account.campaigns
+    """Built from the base records: the states children inherit and metrics' activity do not
+    follow the day's changes, so a past day's figures stay what they were."""
+    rows = account.base_campaigns
     return CampaignTable(
         ad_product=np.array([AD_PRODUCTS.index(c["adProduct"]) for c in rows], dtype=np.int64),
         state=np.array([STATES.index(c["state"]) for c in rows], dtype=np.int64),
@@ -123,28 +145,40 @@ def adgroup_table(account: "Account") -> AdGroupTable:
     return AdGroupTable(
         campaign=owner,
         state=states(campaigns.state[owner], u_state, 0.8, 0.13),
-        created=_created(campaigns.start[owner], account.reference, u_day),
+        created=_created(campaigns.start[owner], account.anchor, u_day),
         default_bid=np.where(
             campaigns.ad_product[owner] == SB, -1, 30 + (u_bid * 120).astype(np.int64)
         ),
     )
 
 
-def adgroups(account: "Account") -> list[dict]:
+def adgroup_names(account: "Account") -> list[str]:
+    """Each ad group's name when created: its campaign's first name and its rank in it."""
     table = account.adgroup_table
-    campaigns = account.campaigns
-    exponents = account.campaign_table.exponent
+    campaigns = account.base_campaigns
     first = np.searchsorted(table.campaign, table.campaign)
-    last_day = ordinal(account.reference) - 1
+    return [
+        f"{campaigns[c]['name']} · ad group {j - first[j] + 1}"
+        for j, c in enumerate(table.campaign.tolist())
+    ]
+
+
+def adgroups(account: "Account") -> list[dict]:
+    """The ad groups before any change by people and programs (`Account.adgroups` adds them)."""
+    table = account.adgroup_table
+    campaigns = account.base_campaigns
+    exponents = account.campaign_table.exponent
+    names = adgroup_names(account)
     rows = []
     for j, c in enumerate(table.campaign.tolist()):
         campaign = campaigns[c]
+        created = stamp(table.created[j], j * 97)
         rows.append(
             {
                 "object": "adgroup",
                 "id": account.id_of("adgroup", j),
                 "adGroupId": str(2 * 10**12 + j * 7_919 + account.index),
-                "name": f"{campaign['name']} · ad group {j - first[j] + 1}",
+                "name": names[j],
                 "campaign": campaign["id"],
                 "adProduct": campaign["adProduct"],
                 "connection": campaign["connection"],
@@ -153,8 +187,8 @@ def adgroups(account: "Account") -> list[dict]:
                 "defaultBid": None
                 if table.default_bid[j] < 0
                 else amount(int(table.default_bid[j]), int(exponents[c])),
-                "createdAt": stamp(table.created[j], j * 97),
-                "updatedAt": stamp(last_day - j % 15, j * 61),
+                "createdAt": created,
+                "updatedAt": max(stamp(_updated(account.anchor, j, 15), j * 61), created),
             }
         )
     return rows
@@ -260,9 +294,8 @@ def targets(account: "Account") -> list[dict]:
     ad_products = account.campaign_table.ad_product
     bits = account.bits("target-definition", len(table.kind))
     (u_day,) = account.columns("target-day", 1, len(table.kind))
-    created = _created(groups.created[table.adgroup], account.reference, u_day)
-    last_day = ordinal(account.reference) - 1
-    campaigns, adgroup_ids = account.campaigns, [g["id"] for g in account.adgroups]
+    created = _created(groups.created[table.adgroup], account.anchor, u_day)
+    campaigns, adgroup_ids = account.base_campaigns, [g["id"] for g in account.base_adgroups]
     rows = []
     for t in range(len(table.kind)):
         c, kind, negative = int(table.campaign[t]), int(table.kind[t]), bool(table.negative[t])
@@ -283,7 +316,10 @@ def targets(account: "Account") -> list[dict]:
         record.update(_definition(int(ad_products[c]), kind, negative, int(bits[t])))
         record["bid"] = None if negative else amount(int(bids[t]), int(exponents[c]))
         record["createdAt"] = stamp(created[t], t * 89)
-        record["updatedAt"] = stamp(last_day - t % 20, t * 53)
+        # Dated from the anchor even for targets under the optimizer: their bid moves nightly,
+        # and the optimizer's changes are told by the history and the log, not by this date.
+        updated = stamp(_updated(account.anchor, t, 20), t * 53)
+        record["updatedAt"] = max(updated, record["createdAt"])
         rows.append(record)
     return rows
 
@@ -306,7 +342,8 @@ def product_ad_table(account: "Account") -> ProductAdTable:
     adgroup = np.repeat(eligible, 1 + (u_count * 6).astype(np.int64))
     campaign = groups.campaign[adgroup]
     u_product, u_state = account.columns("product-ad", 2, len(adgroup))
-    country = np.array([account.campaigns[c]["country"] for c in campaign.tolist()], dtype=object)
+    countries = [c["country"] for c in account.base_campaigns]
+    country = np.array([countries[c] for c in campaign.tolist()], dtype=object)
     product = np.full(len(adgroup), -1)
     for country_id, pool in account.products_by_country.items():
         here = country == country_id
@@ -324,7 +361,6 @@ def product_ads(account: "Account") -> list[dict]:
     table = account.product_ad_table
     groups = account.adgroups
     products = account.products
-    last_day = ordinal(account.reference) - 1
     rows = []
     for k in range(len(table.adgroup)):
         group, product = groups[table.adgroup[k]], products[table.product[k]]
@@ -353,7 +389,9 @@ def product_ads(account: "Account") -> list[dict]:
                 "deliveryStatus": "DELIVERING" if not reasons else "NOT_DELIVERING",
                 "deliveryReasons": reasons,
                 "createdAt": group["createdAt"],
-                "updatedAt": stamp(last_day - k % 25, k * 41),
+                "updatedAt": max(
+                    stamp(_updated(account.anchor, k, 25), k * 41), group["createdAt"]
+                ),
             }
         )
     return rows

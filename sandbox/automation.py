@@ -59,6 +59,13 @@ STORE_FIELDS = {
     "page": ("body_html", "title"),
 }
 EDITORS = ("maria.lopez", "j.chen", "ops-team")
+# Tasks are created in the 60 days before the anchor (the first day of the reference date's
+# quarter), resolved two days later, and expire half a year after creation: every reference
+# date of the quarter sees the same tasks, none resolved in its future, none pending past its
+# expiry. Statuses do not follow "now".
+TASK_AGES = range(3, 63)
+TASK_LIFETIME = timedelta(days=180)
+RESOLVED_AFTER = timedelta(days=2)
 
 
 def template_id(kind: int) -> str:
@@ -67,7 +74,7 @@ def template_id(kind: int) -> str:
 
 
 def workflow_records(account) -> list[dict]:
-    created = account.reference - timedelta(days=200)
+    created = account.anchor - timedelta(days=200)
     records = []
     for w, kind in enumerate(WORKFLOW_KINDS):
         overridden = w % 2 == 1
@@ -96,7 +103,7 @@ def workflow_records(account) -> list[dict]:
                     {"id": "act", "type": kind.description_key, "next": []},
                 ],
                 "createdAt": timestamp(created, 3600 * w),
-                "updatedAt": timestamp(account.reference - timedelta(days=1 + w), 60 * w),
+                "updatedAt": timestamp(account.anchor - timedelta(days=1 + w), 60 * w),
             }
         )
     return records
@@ -159,9 +166,10 @@ class Entity:
 
 
 # Per task-item entity type: the account's list, and the fields shown as name and display id.
+# Campaigns and ad groups are read as they were when the task was created (`_as_of`).
 ENTITY_SOURCES = {
-    "campaigns": ("campaigns", "name", "campaignId"),
-    "adgroups": ("adgroups", "name", "adGroupId"),
+    "campaigns": ("base_campaigns", "name", "campaignId"),
+    "adgroups": ("base_adgroups", "name", "adGroupId"),
     "targets": ("targets", "expression", "targetId"),
     "product_ads": ("product_ads", "asin", "adId"),
     "search_terms": ("search_terms", "searchTerm", "searchTerm"),
@@ -169,16 +177,27 @@ ENTITY_SOURCES = {
 }
 
 
-def _entity(account, kind: str, pick: int) -> Entity:
+def _as_of(account, kind: str, position: int, record: dict, moment: str) -> dict:
+    """A campaign or ad group as it was at `moment` (the changes logged before it applied), so
+    a task shows what its author saw, whatever the reference date; other kinds as they are."""
+    if kind == "campaigns":
+        return account.edits.campaign(account, position, record, before=moment)
+    if kind == "adgroups":
+        return account.edits.adgroup(account, position, record, before=moment)
+    return record
+
+
+def _entity(account, kind: str, pick: int, moment: str) -> tuple[Entity, dict]:
+    """The entity a suggestion points at, and its record as of the task's creation."""
     attribute, name, display_id = ENTITY_SOURCES[kind]
     records = getattr(account, attribute)
-    record = records[pick % len(records)]
-    return Entity(kind, record["id"], record[name], record[display_id])
+    position = pick % len(records)
+    record = _as_of(account, kind, position, records[position], moment)
+    return Entity(kind, record["id"], record[name], record[display_id]), record
 
 
-def _campaign_change(account, entity: Entity, field_path: str, bits: int) -> tuple:
-    """(current, suggested, reviewer's) values of a campaign suggestion."""
-    campaign = account.campaigns[account.locate("campaigns", entity.id)]
+def _campaign_change(campaign: dict, field_path: str, bits: int) -> tuple:
+    """(current, suggested, reviewer's) values of a suggestion on a campaign (as of the task)."""
     if field_path == "dailyBudget":
         budget = campaign["budget"]["amount"]
         return budget, round(budget * 1.2), (round(budget * 1.1) if bits % 3 == 0 else None)
@@ -194,23 +213,22 @@ def task_records(account) -> tuple[list[dict], list[dict]]:
     for t in range(4 + len(account.campaigns) // 4):
         u = unit(account.seed, account.index, "task", t)
         status = "pending" if u < 0.55 else "resolved" if u < 0.9 else "discarded"
-        created_day = account.reference - timedelta(days=1 + scalar(account.index, "age", t) % 60)
+        age = TASK_AGES[scalar(account.index, "age", t) % len(TASK_AGES)]
+        created_day = account.anchor - timedelta(days=age)
         created = timestamp(created_day, 7 * 3600 + t)
         resolved = (
-            None if status == "pending" else timestamp(created_day + timedelta(days=2), 9 * 3600)
+            None if status == "pending" else timestamp(created_day + RESOLVED_AFTER, 9 * 3600)
         )
         task_id = account.id_of("task", t)
         count = 1 + scalar(account.seed, account.index, "task-items", t) % 12
         for j in range(count):
             bits = scalar(account.seed, account.index, "task-item", t, j)
-            entity = _entity(account, kinds[bits % len(kinds)], bits >> 8)
+            entity, record = _entity(account, kinds[bits % len(kinds)], bits >> 8, created)
             field_path = (
                 CAMPAIGN_FIELD_PATHS[(bits >> 4) % 3] if entity.type == "campaigns" else None
             )
             current, suggested, reviewed = (
-                _campaign_change(account, entity, field_path, bits)
-                if field_path
-                else (None, None, None)
+                _campaign_change(record, field_path, bits) if field_path else (None, None, None)
             )
             item_status = ITEM_STATUS_BY_TASK.get(status, TASK_ITEM_STATUSES)[(bits >> 12) % 3]
             applied = status == "resolved" and item_status == "approved" and field_path
@@ -248,7 +266,7 @@ def task_records(account) -> tuple[list[dict], list[dict]]:
                 "description": "Suggestions from the nightly analysis.",
                 "priority": TASK_PRIORITIES[scalar(account.index, "priority", t) % 3],
                 "status": status,
-                "expiresAt": timestamp(created_day + timedelta(days=30), 7 * 3600),
+                "expiresAt": timestamp(created_day + TASK_LIFETIME, 7 * 3600),
                 "itemCount": count,
                 "resolvedAt": resolved,
                 "createdAt": created,

@@ -388,7 +388,7 @@ def clusters(account: "Account") -> list[dict]:
     for column in (index.first, index.second):
         for p in np.flatnonzero(column >= 0).tolist():
             members[column[p]].append(p)
-    last_day = ordinal(account.reference) - 1
+    last_day = ordinal(account.anchor) - 1  # dated from the anchor: stable within a quarter
     rows = []
     for c, cluster_id in enumerate(index.ids):
         bits = scalar(account.seed, account.index, "cluster-keywords", c)

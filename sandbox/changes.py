@@ -7,17 +7,35 @@ Rejected changes are logged with `result: failed` and the marketplace's message 
 Nothing is older than 365 days (12 months' retention) or newer than the day before the
 reference date.
 
+Changes by people and programs to campaigns and ad groups (`Edits`) happen on absolute days,
+the same whatever the reference date, and the records follow them: a campaign's or ad group's
+state, budget or default bid, name and `updatedAt` are what its applied changes up to the day
+before the reference left, each row's `old_value` is the value just before it. So two daily
+snapshots differ exactly by the applied changes logged on the day between them. The records'
+history starts at each entity's creation, before the log's retention: a change that leaves the
+log leaves the records as they were. Target and product-ad changes by people are still drawn
+relative to the reference date, and their records do not follow them.
+
 The log is one columnar table, newest first; a page renders only its own rows. A row's id
 encodes its position (an invertible permutation of it, behind a per-account prefix), so
 `starting_after` needs no index of ids.
 """
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sandbox.advertising import STATES, phrase
+from sandbox.advertising import (
+    ARCHIVED,
+    SB,
+    STATES,
+    campaign_delivery,
+    phrase,
+    versioned,
+)
 from sandbox.hashing import make_id
 from sandbox.optimizer import (
     ADGROUP,
@@ -33,7 +51,7 @@ from sandbox.optimizer import (
     WORKFLOWS,
     managed_campaigns,
 )
-from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
+from sandbox.reference import COUNTRY_BY_ID, amount, money, ordinal, stamp
 from sandbox.spec import CHANGE_LOG_RETENTION_DAYS
 
 if TYPE_CHECKING:
@@ -84,8 +102,20 @@ _KEYS_AT = len(PEOPLE)
 _GRANT_AT = _KEYS_AT + API_KEYS
 _PROCESSES_AT = _GRANT_AT + 1
 _WORKFLOWS_AT = _PROCESSES_AT + len(PROCESSES)
-CHANGES_PER_CAMPAIGN = 10  # changes by people and programs over the year, per campaign
+CHANGES_PER_CAMPAIGN = (
+    10  # target and product-ad changes by people and programs a year, per campaign
+)
+# Campaign and ad-group changes by people and programs a year, per campaign: budget pacers,
+# dayparting and people move a campaign or one of its ad groups every week or two.
+EDITS_PER_CAMPAIGN = 30
 SHARE_FAILED = 0.06
+# Of the changes by people and programs: campaigns 40%, ad groups 20%, targets 30%, product ads.
+TYPE_SHARES = (0.4, 0.6, 0.9)
+BLOCK_DAYS = 28  # campaign and ad-group changes are drawn per absolute block of this many days
+SHARE_ARCHIVING = 0.05  # of state changes by people and programs: to ARCHIVED
+# About half the draws fall before their entity's creation or on an archived entity and are
+# dropped: drawing twice as many keeps today's density in the log.
+_OVERDRAW = 2
 _MASK = 2**48 - 1
 _MULTIPLIERS = (0x5DEECE66D, 0xBF58476D1CE5)  # odd, so invertible modulo 2**48
 _INVERSES = tuple(pow(m, -1, 2**48) for m in _MULTIPLIERS)
@@ -135,7 +165,12 @@ class ChangeLog:
 
     @classmethod
     def build(cls, account: "Account") -> "ChangeLog":
-        parts = [_workflow_rows(account), _manual_rows(account)]
+        first = ordinal(account.reference) - CHANGE_LOG_RETENTION_DAYS
+        parts = [
+            _workflow_rows(account),
+            account.edits.log_rows(first),
+            _manual_rows(account),
+        ]
         columns = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
         order = np.lexsort((np.arange(len(columns["time"])), -columns["time"]))
         prefix = make_id(account.seed, account.index, "advertising-changes")[:12]
@@ -185,8 +220,8 @@ class ChangeLog:
             "connection": campaign["connection"],
             "country": campaign["country"],
             "field": FIELDS[field],
-            "old_value": _value(account, self, k, field, int(self.old[k]), exponent, old=True),
-            "new_value": _value(account, self, k, field, int(self.new[k]), exponent, old=False),
+            "old_value": _value(account, self, k, field, int(self.old[k]), exponent),
+            "new_value": _value(account, self, k, field, int(self.new[k]), exponent),
             "source": SOURCES[self.source[k]],
             "actor": actors(account)[self.actor[k]],
             "result": "applied" if self.applied[k] else "failed",
@@ -203,7 +238,7 @@ def _entity_id(account: "Account", entity_type: int, entity: int) -> str:
 
 
 def _value(
-    account: "Account", log: ChangeLog, k: int, field: int, value: int, exponent: int, old: bool
+    account: "Account", log: ChangeLog, k: int, field: int, value: int, exponent: int
 ) -> str | None:
     """A logged value as a string: a state, a decimal amount, a name, a keyword, a percent."""
     if value == NULL:
@@ -212,10 +247,9 @@ def _value(
         return STATES[value]
     if field in MONEY_FIELDS:
         return money(value, exponent)
-    if field == NAME:
-        records = account.campaigns if log.entity_type[k] == CAMPAIGN else account.adgroups
-        name = records[log.entity[k]]["name"]
-        return f"{name} (draft)" if old else name
+    if field == NAME:  # a version: how many renames
+        kind = account.base_campaigns if log.entity_type[k] == CAMPAIGN else account.base_adgroups
+        return versioned(kind[log.entity[k]]["name"], value)
     if field in (KEYWORD, NEGATIVE_KEYWORD):
         return phrase(value)
     return str(value)
@@ -245,15 +279,290 @@ def _workflow_rows(account: "Account") -> dict[str, np.ndarray]:
     }
 
 
+def _who(u_source: np.ndarray, u_actor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(source, actor) of changes by people and programs: front, public API, system, MCP."""
+    source = np.select(
+        [u_source < 0.45, u_source < 0.65, u_source < 0.85], [FRONT, PUBLIC_API, SYSTEM], MCP
+    )
+    actor = np.select(
+        [source == FRONT, source == PUBLIC_API, source == MCP],
+        [
+            (u_actor * len(PEOPLE)).astype(np.int64),
+            _KEYS_AT + (u_actor * API_KEYS).astype(np.int64),
+            np.full(len(source), _GRANT_AT),
+        ],
+        _PROCESSES_AT + (u_actor * len(PROCESSES)).astype(np.int64),
+    )
+    return source, actor
+
+
+# ---------------------------------------------------------------------- campaigns, ad groups
+Key = tuple[int, int, int]  # (entity type, entity, field)
+
+
+@dataclass(frozen=True)
+class Edits:
+    """Changes by people and programs to campaigns and ad groups, from each one's creation to
+    the day before the reference date, in time order, and the values they left.
+
+    They are drawn per absolute block of `BLOCK_DAYS` days from (seed, account, block) alone,
+    so a change happens on the same calendar day whatever the reference date; the reference
+    only cuts the tail. Entities are those of the anchor (`Account.anchor`), so within a
+    quarter the history before any day is the same for every reference date.
+
+    A record's `updatedAt` is the time of the entity's last applied change in the log, these or
+    the optimizer's (a placement adjustment on a campaign, a keyword harvested into an ad
+    group), so every applied campaign or ad-group row shows in the records.
+    """
+
+    rows: dict[str, np.ndarray]  # the change log's columns, oldest first
+    steps: dict[Key, tuple[list[int], list[int]]]  # applied: (times, values after), in order
+    touches: dict[tuple[int, int], list[int]]  # (entity type, entity): applied change times
+
+    @classmethod
+    def build(cls, account: "Account") -> "Edits":
+        rows = _edit_rows(account)
+        old, new, kept = _chain(account, rows, rows.pop("u_value"))
+        rows = {name: column[kept] for name, column in rows.items()}
+        rows.update(old=old[kept], new=new[kept], workflow=np.full(int(kept.sum()), -1))
+        return cls(rows, _steps(rows), _touches(account, rows))
+
+    def log_rows(self, first_day: int) -> dict[str, np.ndarray]:
+        """The rows the log still holds: from `first_day` (an ordinal) on."""
+        kept = self.rows["time"] >= first_day * 86_400
+        return {name: column[kept] for name, column in self.rows.items()}
+
+    def values(self, entity_type: int, entity: int, before: str | None = None) -> dict:
+        """Per field, (time, value) left by the entity's last applied change before `before`
+        (a timestamp; None: all of them); fields never changed are absent."""
+        limit = None if before is None else _seconds(before)
+        out = {}
+        for field in (STATE, DAILY_BUDGET, DEFAULT_BID, NAME):
+            times, values = self.steps.get((entity_type, entity, field), ((), ()))
+            count = len(times) if limit is None else bisect_left(times, limit)
+            if count:
+                out[field] = (times[count - 1], values[count - 1])
+        return out
+
+    def last_touch(self, entity_type: int, entity: int, before: str | None = None) -> int | None:
+        """The time of the entity's last applied change (before `before`, if given), if any."""
+        times = self.touches.get((entity_type, entity), [])
+        count = len(times) if before is None else bisect_left(times, _seconds(before))
+        return times[count - 1] if count else None
+
+    def campaign(self, account: "Account", c: int, base: dict, before: str | None = None) -> dict:
+        """A campaign's base record with its applied changes (before `before`, if given)."""
+        touched = self.last_touch(CAMPAIGN, c, before)
+        if touched is None:
+            return base
+        changed = self.values(CAMPAIGN, c, before)
+        record = dict(base)
+        for field, (_, value) in changed.items():
+            if field == STATE:
+                record.update(state=STATES[value], **campaign_delivery(STATES[value]))
+            elif field == DAILY_BUDGET:
+                scale = 10 ** int(account.campaign_table.exponent[c])
+                record["budget"] = {**base["budget"], "amount": value // scale}
+            else:
+                record["name"] = versioned(base["name"], value)
+        record["updatedAt"] = _stamp(touched)
+        return record
+
+    def adgroup(self, account: "Account", j: int, base: dict, before: str | None = None) -> dict:
+        """An ad group's base record with its applied changes (as `campaign`)."""
+        touched = self.last_touch(ADGROUP, j, before)
+        if touched is None:
+            return base
+        changed = self.values(ADGROUP, j, before)
+        record = dict(base)
+        for field, (_, value) in changed.items():
+            if field == STATE:
+                record["state"] = STATES[value]
+            elif field == DEFAULT_BID:
+                campaign = account.adgroup_table.campaign[j]
+                record["defaultBid"] = amount(value, int(account.campaign_table.exponent[campaign]))
+            else:
+                record["name"] = versioned(base["name"], value)
+        record["updatedAt"] = _stamp(touched)
+        return record
+
+
+def _seconds(moment: str) -> int:
+    """Seconds since the epoch of a spec timestamp (`…T10:00:05Z`)."""
+    return int(datetime.fromisoformat(moment.replace("Z", "+00:00")).timestamp())
+
+
+def _stamp(seconds: int) -> str:
+    return stamp(*divmod(int(seconds), 86_400))
+
+
+def _edit_rows(account: "Account") -> dict[str, np.ndarray]:
+    """Every drawn campaign and ad-group change, from the first campaign's start to the day
+    before the reference date, oldest first (old and new values not yet chained)."""
+    last = ordinal(account.reference) - 1
+    first = int(account.campaign_table.start.min()) if len(account.campaign_table.start) else 0
+    blocks = [_block(account, b) for b in range(first // BLOCK_DAYS, last // BLOCK_DAYS + 1)]
+    rows = {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
+    day, since = rows.pop("day"), rows.pop("since")
+    kept = (day <= last) & (day >= since)
+    kept &= ~np.isin(rows["campaign"], managed_campaigns(account).campaign)
+    order = np.argsort(rows["time"][kept], kind="stable")
+    return {name: column[kept][order] for name, column in rows.items()}
+
+
+def _block_size(account: "Account") -> int:
+    """Campaign and ad-group changes drawn per block: EDITS_PER_CAMPAIGN a year per campaign."""
+    share = _OVERDRAW * BLOCK_DAYS / CHANGE_LOG_RETENTION_DAYS
+    return round(EDITS_PER_CAMPAIGN * len(account.base_campaigns) * share)
+
+
+def _block(account: "Account", block: int) -> dict[str, np.ndarray]:
+    """The changes drawn for one absolute block of days: the same whatever the reference."""
+    size = _block_size(account)
+    u = account.columns(f"edits-{block}", 9, size)
+    u_day, u_second, u_type, u_pick, u_field, u_source, u_actor, u_fail, u_value = u
+    groups, campaigns = account.adgroup_table, account.campaign_table
+    day = block * BLOCK_DAYS + (u_day * BLOCK_DAYS).astype(np.int64)
+    on_group = (u_type * TYPE_SHARES[1] >= TYPE_SHARES[0]) & (len(groups.campaign) > 0)
+    count = np.where(on_group, len(groups.campaign), len(campaigns.start))
+    entity = (u_pick * count).astype(np.int64)
+    group = np.where(on_group, entity, 0)
+    campaign = np.where(on_group, groups.campaign[group] if len(groups.campaign) else 0, entity)
+    source, actor = _who(u_source, u_actor)
+    return {
+        "day": day,
+        # A change comes after its entity's creation: from a campaign's start day, from the day
+        # after an ad group's creation day.
+        "since": np.where(on_group, groups.created[group] + 1, campaigns.start[campaign]),
+        "time": day * 86_400 + _working_hours(source, u_second),
+        "entity_type": np.where(on_group, ADGROUP, CAMPAIGN),
+        "entity": entity,
+        "campaign": campaign,
+        "adgroup": np.where(on_group, entity, -1),
+        "field": _edit_fields(account, on_group, group, campaign, u_field),
+        "source": source,
+        "actor": actor,
+        "applied": u_fail >= SHARE_FAILED,
+        "u_value": u_value,
+    }
+
+
+def _edit_fields(
+    account: "Account",
+    on_group: np.ndarray,
+    group: np.ndarray,
+    campaign: np.ndarray,
+    u_field: np.ndarray,
+) -> np.ndarray:
+    """Campaigns: state, daily budget or name; ad groups: state, default bid or name (SB ad
+    groups have no default bid, so that change is a state change)."""
+    choice = (u_field * 3).astype(np.int64)
+    money_field = np.where(on_group, DEFAULT_BID, DAILY_BUDGET)
+    field = np.select([choice == 0, choice == 1], [STATE, money_field], NAME)
+    no_bid = on_group & (account.campaign_table.ad_product[campaign] == SB)
+    field[(field == DEFAULT_BID) & no_bid] = STATE
+    return field
+
+
+def _bases(account: "Account") -> dict[tuple[int, int], np.ndarray]:
+    """Per (entity type, field): each entity's value before any change (minor units for money,
+    a version for names)."""
+    campaigns, groups = account.campaign_table, account.adgroup_table
+    budgets = np.array([c["budget"]["amount"] for c in account.base_campaigns], dtype=np.int64)
+    return {
+        (CAMPAIGN, STATE): campaigns.state,
+        (CAMPAIGN, DAILY_BUDGET): budgets * 10**campaigns.exponent,
+        (ADGROUP, STATE): groups.state,
+        (ADGROUP, DEFAULT_BID): groups.default_bid,
+    }
+
+
+def _chain(
+    account: "Account", rows: dict[str, np.ndarray], u_value: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(old, new, kept) per row, in time order: each change starts from the value the applied
+    changes before it left, so the log's values chain and the records end on the last one. An
+    archived entity takes no more changes (its later draws are dropped)."""
+    bases = _bases(account)
+    exponent = account.campaign_table.exponent
+    current: dict[Key, int] = {}
+    size = len(rows["time"])
+    old, new, kept = np.zeros(size, np.int64), np.zeros(size, np.int64), np.ones(size, bool)
+    columns = (rows["entity_type"], rows["entity"], rows["campaign"], rows["field"])
+    for k, (kind, e, c, field) in enumerate(zip(*(col.tolist() for col in columns), strict=True)):
+        base = int(bases[kind, field][e]) if (kind, field) in bases else 0
+        if current.get((kind, e, STATE), int(bases[kind, STATE][e])) == ARCHIVED:
+            kept[k] = False
+            continue
+        before = current.get((kind, e, field), base)
+        step = 10 ** int(exponent[c]) if field == DAILY_BUDGET else 1
+        old[k], new[k] = before, _next(field, before, base, float(u_value[k]), step)
+        if rows["applied"][k]:
+            current[kind, e, field] = int(new[k])
+    return old, new, kept
+
+
+def _next(field: int, before: int, base: int, u: float, step: int) -> int:
+    """The value a change sets: a state flip (now and then an archiving), the next name, or an
+    amount within 30% of the base value, in whole `step`s, never the current one (a change to
+    the same value is never sent)."""
+    if field == STATE:
+        return ARCHIVED if u > 1 - SHARE_ARCHIVING else 1 - before
+    if field == NAME:
+        return before + 1
+    value = max(round(base * (0.7 + 0.6 * u) / step), 1) * step
+    return value + step if value == before else value
+
+
+def _steps(rows: dict[str, np.ndarray]) -> dict[Key, tuple[list[int], list[int]]]:
+    """Applied changes per (entity type, entity, field): their times and the values they set."""
+    steps: dict[Key, tuple[list[int], list[int]]] = {}
+    applied = np.flatnonzero(rows["applied"])
+    columns = ("entity_type", "entity", "field", "time", "new")
+    for kind, e, field, time, value in zip(
+        *(rows[name][applied].tolist() for name in columns), strict=True
+    ):
+        times, values = steps.setdefault((kind, e, field), ([], []))
+        times.append(time)
+        values.append(value)
+    return steps
+
+
+def _touches(account: "Account", rows: dict[str, np.ndarray]) -> dict[tuple[int, int], list[int]]:
+    """Per campaign and ad group: the times of its applied changes, by people and programs
+    (`rows`) and by the optimizer, in order. The optimizer's runs start from `optimizingSince`,
+    which may come before a campaign's start or an ad group's creation: those earlier rows do
+    not date the record (it did not exist yet)."""
+    events = account.optimizer
+    mine = rows["applied"]
+    created = np.where(
+        events.entity_type == CAMPAIGN,
+        account.campaign_table.start[events.campaign] - 1,
+        account.adgroup_table.created[np.maximum(events.adgroup, 0)],
+    )
+    theirs = events.applied & (events.entity_type <= ADGROUP) & (events.day > created)
+    kinds = np.concatenate([rows["entity_type"][mine], events.entity_type[theirs]])
+    entities = np.concatenate([rows["entity"][mine], events.entity[theirs]])
+    times = np.concatenate([rows["time"][mine], (events.day * 86_400 + events.second)[theirs]])
+    touches: dict[tuple[int, int], list[int]] = {}
+    for k in np.argsort(times, kind="stable").tolist():
+        touches.setdefault((int(kinds[k]), int(entities[k])), []).append(int(times[k]))
+    return touches
+
+
+# ---------------------------------------------------------------------- targets, product ads
 def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
-    """Changes by people, credentials and processes, on campaigns the optimizer leaves alone."""
-    size = CHANGES_PER_CAMPAIGN * len(account.campaigns)
+    """Changes by people and programs to targets and product ads, on campaigns the optimizer
+    leaves alone, over the log's year before the reference date. Their records do not follow
+    them (a target's bid is the optimizer's, `optimizer.current_bid`)."""
+    size = CHANGES_PER_CAMPAIGN * len(account.base_campaigns)
     u = account.columns("change-log", 9, size)
     u_day, u_second, u_type, u_pick, u_field, u_source, u_actor, u_fail, u_value = u
     last = ordinal(account.reference) - 1
     day = last - (u_day * CHANGE_LOG_RETENTION_DAYS).astype(np.int64)
+    # The draws below TYPE_SHARES[1] were campaign and ad-group changes: `Edits` has them now.
     entity_type = np.select(
-        [u_type < 0.4, u_type < 0.6, u_type < 0.9], [CAMPAIGN, ADGROUP, TARGET], PRODUCT_AD
+        [u_type < TYPE_SHARES[1], u_type < TYPE_SHARES[2]], [CAMPAIGN, TARGET], PRODUCT_AD
     )
     links = _links(account)
     entity = np.zeros(size, dtype=np.int64)
@@ -264,19 +573,8 @@ def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
         entity[here] = (u_pick[here] * len(owners)).astype(np.int64)
         campaign[here] = owners[entity[here]]
         adgroup[here] = groups[entity[here]]
-    field, old, new = _manual_values(account, entity_type, entity, campaign, u_field, u_value)
-    source = np.select(
-        [u_source < 0.45, u_source < 0.65, u_source < 0.85], [FRONT, PUBLIC_API, SYSTEM], MCP
-    )
-    actor = np.select(
-        [source == FRONT, source == PUBLIC_API, source == MCP],
-        [
-            (u_actor * len(PEOPLE)).astype(np.int64),
-            _KEYS_AT + (u_actor * API_KEYS).astype(np.int64),
-            np.full(size, _GRANT_AT),
-        ],
-        _PROCESSES_AT + (u_actor * len(PROCESSES)).astype(np.int64),
-    )
+    field, old, new = _manual_values(account, entity_type, entity, u_field, u_value)
+    source, actor = _who(u_source, u_actor)
     # Entities of a kind the account has none of are dropped, as are those the optimizer
     # manages: it refuses other writers.
     keep = np.isin(entity_type, list(links))
@@ -299,14 +597,10 @@ def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
 
 
 def _links(account: "Account") -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Per entity type: the campaign and the ad group (-1 for campaigns) of each entity."""
-    campaigns = np.arange(len(account.campaigns))
-    groups = account.adgroup_table
+    """Per entity type of `_manual_rows`: the campaign and the ad group of each entity."""
     targets = account.target_table
     ads = account.product_ad_table
     links = {
-        CAMPAIGN: (campaigns, np.full(len(campaigns), -1)),
-        ADGROUP: (groups.campaign, np.arange(len(groups.campaign))),
         TARGET: (targets.campaign, targets.adgroup),
         PRODUCT_AD: (ads.campaign, ads.adgroup),
     }
@@ -317,41 +611,23 @@ def _manual_values(
     account: "Account",
     entity_type: np.ndarray,
     entity: np.ndarray,
-    campaign: np.ndarray,
     u_field: np.ndarray,
     u_value: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The field each change touched and its old and new values; the new value is the current
-    one for money and names, so the latest change of an entity agrees with its record."""
-    groups, targets = account.adgroup_table, account.target_table
+    """The field each target or product-ad change touched and its old and new values; a bid's
+    new value is the current one."""
+    targets = account.target_table
     choice = (u_field * 3).astype(np.int64)
-    group_bid = groups.default_bid[np.where(entity_type == ADGROUP, entity, 0)]
     positive = ~targets.negative[np.where(entity_type == TARGET, entity, 0)]
-    field = np.select(
-        [entity_type == CAMPAIGN, entity_type == ADGROUP, entity_type == TARGET],
-        [
-            np.choose(choice, (STATE, DAILY_BUDGET, NAME)),
-            np.choose(choice, (STATE, DEFAULT_BID, NAME)),
-            np.where(positive & (choice >= 1), BID_FIELD, STATE),
-        ],
-        STATE,
-    )
-    # SB ad groups have no default bid: such a change is refused before it is sent.
-    field[(field == DEFAULT_BID) & (group_bid < 0)] = STATE
-    exponent = account.campaign_table.exponent[campaign]
-    budget = np.array([c["budget"]["amount"] for c in account.campaigns])[campaign] * 10**exponent
+    field = np.where((entity_type == TARGET) & positive & (choice >= 1), BID_FIELD, STATE)
     bid = account.optimizer.current_bid[np.where(entity_type == TARGET, entity, 0)]
-    current = np.select(
-        [field == DAILY_BUDGET, field == DEFAULT_BID, field == BID_FIELD],
-        [budget, group_bid, bid],
-        NULL,
-    )
+    current = np.where(field == BID_FIELD, bid, NULL)
     factor = 0.7 + 0.6 * u_value
     earlier = np.maximum(np.rint(current * factor).astype(np.int64), 1)
     state_old = (u_value < 0.5).astype(np.int64)
     state_new = np.where(u_value > 0.95, 2, 1 - state_old)
-    old = np.select([field == STATE, field == NAME], [state_old, 1], earlier)
-    new = np.select([field == STATE, field == NAME], [state_new, 1], current)
+    old = np.where(field == STATE, state_old, earlier)
+    new = np.where(field == STATE, state_new, current)
     return field, old, new
 
 

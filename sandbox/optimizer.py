@@ -80,7 +80,7 @@ class Managed:
 def managed_campaigns(account: "Account") -> Managed:
     workflow_of = {account.id_of("workflow", w): w for w in range(WORKFLOWS)}
     rows = []
-    for c, campaign in enumerate(account.campaigns):
+    for c, campaign in enumerate(account.base_campaigns):
         config = account.optimization_config(c)
         if config is None:
             continue
@@ -123,7 +123,7 @@ class OptimizerEvents:
     def build(cls, account: "Account") -> "OptimizerEvents":
         table = account.target_table
         managed = managed_campaigns(account)
-        slot = np.full(len(account.campaigns), -1)
+        slot = np.full(len(account.base_campaigns), -1)
         slot[managed.campaign] = np.arange(len(managed.campaign))
         targets = np.flatnonzero(
             (slot[table.campaign] >= 0) & ~table.negative & (table.state != ARCHIVED)

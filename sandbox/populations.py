@@ -1,9 +1,11 @@
 """What each metrics resource reports on: its entities as a `Population`, built from an account.
 
-An entity's activity follows its state (an entity is only as enabled as its campaign and ad
-group); its size is drawn once per entity. Product-based rows carry their product's first
-cluster (the lowest-numbered of its clusters) as `cluster` and `cluster_name`. The levels are
-generated independently: target rows do not add up to their campaign's row.
+An entity's activity follows its base state (an entity is only as enabled as its campaign and
+ad group): the state before any change the log shows, not the state on the reference date, so
+a past day's figures do not move when the reference date does. Its size is drawn once per
+entity. Product-based rows carry their product's first cluster (the lowest-numbered of its
+clusters) as `cluster` and `cluster_name`. The levels are generated independently: target rows
+do not add up to their campaign's row.
 """
 
 from collections.abc import Callable
@@ -26,7 +28,7 @@ def _objects(values: list) -> np.ndarray:
 
 def _campaign_columns(account: Account) -> dict[str, np.ndarray]:
     """Per campaign: the columns its children inherit."""
-    campaigns = account.campaigns
+    campaigns = account.base_campaigns
     countries = [COUNTRY_BY_ID[c["country"]] for c in campaigns]
     return {
         "campaign": _objects([c["id"] for c in campaigns]),
@@ -81,14 +83,15 @@ def _advertising(
 
 
 def campaign_population(account: Account) -> Population:
-    campaigns = account.campaigns
-    activity = {"ENABLED": 0.85, "PAUSED": 0.12, "ARCHIVED": 0.04}
+    campaigns = account.base_campaigns
+    table = account.campaign_table  # base states and start days (see the module docstring)
+    activity = np.array([0.85, 0.12, 0.04])  # ENABLED, PAUSED, ARCHIVED
     columns = _campaign_columns(account)
     return Population(
         resource="campaign-metrics",
         salt=1,
-        start=np.array([ordinal(date.fromisoformat(c["startDate"])) for c in campaigns]),
-        p_active=np.array([activity.get(c["state"], 0.1) for c in campaigns]),
+        start=table.start,
+        p_active=activity[table.state],
         scale=np.array([200 + 3000 * unit(account.seed, "scale", c["id"]) for c in campaigns]),
         currency=columns["currency"],
         exponent=columns["exponent"],
@@ -111,7 +114,7 @@ def campaign_population(account: Account) -> Population:
 
 def adgroup_population(account: Account) -> Population:
     table = account.adgroup_table
-    groups = account.adgroups
+    groups = account.base_adgroups  # ids and links only
     state = np.maximum(table.state, account.campaign_table.state[table.campaign])
     return _advertising(
         account,

@@ -57,6 +57,12 @@ def ordinal(day: date) -> int:
     return (day - _EPOCH).days
 
 
+def quarter_start(day: date) -> date:
+    """The first day of `day`'s calendar quarter: the anchor entity attributes are dated from,
+    so every reference date of one quarter sees the same records (`Account.anchor`)."""
+    return date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
+
+
 def from_ordinal(days: int) -> date:
     return _EPOCH + timedelta(days=int(days))
 

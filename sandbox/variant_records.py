@@ -16,7 +16,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from sandbox.hashing import scalar
-from sandbox.reference import money
+from sandbox.reference import money, quarter_start
 from sandbox.variant_money import exponent_of, money_as_text
 
 if TYPE_CHECKING:
@@ -229,10 +229,12 @@ def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool, digits: 
         return {"origin": word, "version": 1 + (bits >> 8) % 9, "flags": [word[:3]]}
     if field.type == "array":
         return [_WORDS[(bits >> (8 * k)) % len(_WORDS)] for k in range((bits >> 60) % 4)]
+    # Dated from the quarter's first day, as entity attributes are (`Account.anchor`): an extra
+    # date does not move between two reference dates of one quarter.
     if field.type == "date":
-        return str(scope.reference - timedelta(days=(bits >> 8) % 400))
+        return str(quarter_start(scope.reference) - timedelta(days=(bits >> 8) % 400))
     if field.type == "timestamp":
-        day = scope.reference - timedelta(days=(bits >> 8) % 400)
+        day = quarter_start(scope.reference) - timedelta(days=(bits >> 8) % 400)
         second = (bits >> 24) % 86_400
         text = f"{day}T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
         return retime(text, scope.timestamps, scope.number)

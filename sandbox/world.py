@@ -4,6 +4,13 @@ Entities (connections, products, campaigns, targets …) are built per account o
 kept as plain records in the spec's shape; `advertising.py` and `catalog.py` build the larger
 kinds. The optimizer's changes and the change log are columnar tables (`optimizer.py`,
 `changes.py`); metrics are never stored (see `metrics.py`).
+
+Entity attributes (creation, start, end and update dates …) are dated from the account's anchor,
+the first day of the reference date's quarter, not from the reference itself: daily snapshots
+taken on consecutive reference dates of one quarter then see the same records, except what
+really happened in between: the optimizer's nightly bids, and the campaign and ad-group changes
+the change log shows (`changes.Edits`). Windows and "now" (metrics, optimization history, log
+retention, the last optimizer run) stay on the reference date.
 Secondary accounts, used to exercise agency keys, are always of the `small` size.
 """
 
@@ -14,10 +21,10 @@ from functools import cached_property
 import numpy as np
 
 from sandbox import advertising, automation, catalog
-from sandbox.changes import ChangeLog
+from sandbox.changes import ChangeLog, Edits
 from sandbox.hashing import hash_grid, make_id, scalar, uniform, unit
 from sandbox.optimizer import OptimizerEvents
-from sandbox.reference import COUNTRY_BY_ID, timestamp
+from sandbox.reference import COUNTRY_BY_ID, quarter_start, timestamp
 from sandbox.restating import NO_RESTATING, Restating
 
 
@@ -50,6 +57,9 @@ _CONNECTIONS = (
     ("store_a", "Web store", ()),
 )
 _STATES = ("ENABLED", "ENABLED", "ENABLED", "ENABLED", "PAUSED", "PAUSED", "ARCHIVED")
+# Ends and budget periods dated from the anchor reach beyond the last day of its quarter (a
+# quarter has at most 92 days), so no reference date of the quarter sees them over.
+BEYOND_QUARTER = timedelta(days=92)
 
 
 def connection_specs(marketplaces: tuple[str, ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -93,12 +103,18 @@ class Account:
         """The id of the i-th entity of a kind: records and columnar tables agree on it."""
         return make_id(self.seed, self.index, kind, int(i))
 
+    @cached_property
+    def anchor(self) -> date:
+        """The first day of the reference date's quarter: what entity attributes are dated
+        from, so that two reference dates of one quarter give the same records."""
+        return quarter_start(self.reference)
+
     def _u(self, *parts: object) -> float:
         return unit(self.seed, self.index, *parts)
 
     def _created(self, kind: str, i: int) -> str:
         days = int(self._u(kind, i, "created") * (self.preset.history_days + 200)) + 30
-        return timestamp(self.reference - timedelta(days=days), scalar(kind, i))
+        return timestamp(self.anchor - timedelta(days=days), scalar(kind, i))
 
     # ------------------------------------------------------------------ reference data
     @cached_property
@@ -156,7 +172,7 @@ class Account:
                     "country": country,
                     "brand": self.brands[i % len(self.brands)]["id"],
                     "createdAt": self._created("product", i),
-                    "updatedAt": timestamp(self.reference - timedelta(days=1 + i % 20), i),
+                    "updatedAt": timestamp(self.anchor - timedelta(days=1 + i % 20), i),
                 }
             )
         return rows
@@ -185,10 +201,10 @@ class Account:
                     "budget": {
                         "policy": policy,
                         "amount": None if policy == "NO_CAP" else 500 + 100 * (i % 7),
-                        "startDate": str(self.reference - timedelta(days=60))
+                        "startDate": str(self.anchor - timedelta(days=60))
                         if policy == "DATE_RANGE"
                         else None,
-                        "endDate": str(self.reference + timedelta(days=30))
+                        "endDate": str(self.anchor + BEYOND_QUARTER + timedelta(days=30))
                         if policy == "DATE_RANGE"
                         else None,
                     },
@@ -199,6 +215,14 @@ class Account:
 
     @cached_property
     def campaigns(self) -> list[dict]:
+        """The campaigns as of the reference date: their base records with every applied
+        change the log shows up to the day before (state, budget, name, updatedAt)."""
+        return [self.edits.campaign(self, c, r) for c, r in enumerate(self.base_campaigns)]
+
+    @cached_property
+    def base_campaigns(self) -> list[dict]:
+        """The campaigns before any change by people and programs: what does not depend on
+        the day (metrics' activity, the optimizer's choice, children's states) reads these."""
         profiles = self.connections_of("adv-profile")
         rows = []
         for i in range(self.preset.campaigns):
@@ -207,7 +231,7 @@ class Account:
             profile = profiles[scalar(self.seed, "camp-profile", self.index, i) % len(profiles)]
             country_id = profile["countries"][i % len(profile["countries"])]
             country = COUNTRY_BY_ID[country_id]
-            start = self.reference - timedelta(
+            start = self.anchor - timedelta(
                 days=int(self._u("campaign", i, "start") * self.preset.history_days)
             )
             state = _STATES[scalar(self.seed, self.index, "campaign-state", i) % len(_STATES)]
@@ -222,23 +246,27 @@ class Account:
                 "connection": profile["id"],
                 "country": country_id,
                 "startDate": str(start),
-                "endDate": None if i % 4 else str(self.reference + timedelta(days=90)),
-                "deliveryStatus": "DELIVERING" if state == "ENABLED" else "NOT_DELIVERING",
-                "deliveryReasons": [] if state == "ENABLED" else [f"CAMPAIGN_{state}"],
+                "endDate": None
+                if i % 4
+                else str(self.anchor + BEYOND_QUARTER + timedelta(days=90)),
+                **advertising.campaign_delivery(state),
                 "budget": {"amount": budget, "currency": country.currency, "period": "DAILY"},
                 "bidStrategy": ("LEGACY_FOR_SALES", "AUTO_FOR_SALES", "MANUAL")[i % 3],
                 "portfolioId": self.portfolios[i % len(self.portfolios)]["id"]
                 if i % 3 == 0
                 else None,
                 "createdAt": timestamp(start - timedelta(days=1), i),
-                "updatedAt": timestamp(self.reference - timedelta(days=1 + i % 9), i),
+                "updatedAt": max(
+                    timestamp(self.anchor - timedelta(days=1 + i % 9), i),
+                    timestamp(start, i),
+                ),
             }
             rows.append(record)
         return rows
 
     def optimization_config(self, campaign_index: int) -> dict | None:
         """The optimizer configuration stored for a campaign, if any (about a third of SP)."""
-        campaign = self.campaigns[campaign_index]
+        campaign = self.base_campaigns[campaign_index]
         if campaign["adProduct"] != "SP" or self._u("optcfg", campaign_index) > 0.45:
             return None
         i = campaign_index
@@ -276,12 +304,13 @@ class Account:
             "excludedWorkflowDefinitionIds": [],
             "workflowsOptOut": i % 7 == 0,
             "warmingModeUntil": None,
+            # The last nightly run: "now", so it moves with the reference date.
             "optimizeDate": str(self.reference - timedelta(days=1)),
-            "optimizingSince": str(self.reference - timedelta(days=60 + i % 30)),
+            "optimizingSince": str(self.anchor - timedelta(days=60 + i % 30)),
         }
 
     def campaign_currency(self, campaign_index: int) -> str:
-        return COUNTRY_BY_ID[self.campaigns[campaign_index]["country"]].currency
+        return COUNTRY_BY_ID[self.base_campaigns[campaign_index]["country"]].currency
 
     # ------------------------------------------------------------------ bulk attributes
     def columns(self, kind: str, count: int, size: int) -> list[np.ndarray]:
@@ -311,6 +340,11 @@ class Account:
 
     @cached_property
     def adgroups(self) -> list[dict]:
+        """The ad groups as of the reference date (`changes.Edits`, as campaigns)."""
+        return [self.edits.adgroup(self, j, r) for j, r in enumerate(self.base_adgroups)]
+
+    @cached_property
+    def base_adgroups(self) -> list[dict]:
         return advertising.adgroups(self)
 
     @cached_property
@@ -341,6 +375,11 @@ class Account:
     def optimizer(self) -> OptimizerEvents:
         """Every change the optimizer sent for this account's campaigns."""
         return OptimizerEvents.build(self)
+
+    @cached_property
+    def edits(self) -> Edits:
+        """Campaign and ad-group changes by people and programs, on absolute days."""
+        return Edits.build(self)
 
     @cached_property
     def change_log(self) -> ChangeLog:

@@ -63,27 +63,31 @@ LISTS = (
     "/v1/platform-changes",
 )
 WEEK = {"start_date": "2026-10-01", "end_date": "2026-10-07", "granularity": "daily"}
-# Digests of what the sandbox served before variants existed (small preset, TODAY).
+# Digests of what the sandbox served before variants existed (small preset, TODAY), taken again
+# when entity attributes came to be dated from the quarter's first day instead of the reference
+# date (`Account.anchor`), and campaign and ad-group records to follow the change log: dates,
+# budgets, names, the optimizer's history (from an anchored `optimizingSince`) and campaign
+# metrics (from anchored start dates) moved then; nothing else did.
 GOLDEN = (
     ("/v1/me", {}, "74e899aa951b31af", 293),
     ("/v1/accounts", {}, "0654243f8d33e080", 322),
-    ("/v1/connections", {}, "adf8056299e85e0b", 1393),
+    ("/v1/connections", {}, "84a151d85ce0ad5c", 1393),
     ("/v1/countries", {}, "daab9c0009f25bab", 513),
-    ("/v1/portfolios", {}, "bc9a92bcd4db08af", 479),
-    ("/v1/campaigns", {"limit": "5"}, "dcfa581e9a96b12a", 2600),
-    ("/v1/adgroups", {"limit": "4"}, "55d42923e7f8db68", 1469),
-    ("/v1/targets", {"limit": "4", "include_total": "true"}, "9b890284326d2a2f", 2645),
-    ("/v1/marketplace-advertising-products", {"limit": "4"}, "95eb8fa0aa0fedf3", 2588),
-    ("/v1/campaign-metrics", {**WEEK, "limit": "50"}, "8c5a6007f106fd90", 25921),
-    ("/v1/advertising-changes", {"limit": "5"}, "3308774ef4b803a1", 2563),
+    ("/v1/portfolios", {}, "5cfe97245b8bd3d1", 479),
+    ("/v1/campaigns", {"limit": "5"}, "64afb5e207338c31", 2630),
+    ("/v1/adgroups", {"limit": "4"}, "6b45f47c25989476", 1479),
+    ("/v1/targets", {"limit": "4", "include_total": "true"}, "dba877534b1e4755", 2645),
+    ("/v1/marketplace-advertising-products", {"limit": "4"}, "28f8875ec3ce7fe1", 2588),
+    ("/v1/campaign-metrics", {**WEEK, "limit": "50"}, "2979d179afb91f77", 25730),
+    ("/v1/advertising-changes", {"limit": "5"}, "a6334cb0b9685a1c", 2520),
     (
         "/v1/campaign-metrics",
         {"start_date": "2026-01-01", "end_date": "2026-11-01", "granularity": "daily"},
         "13f1d7a29177eac2",
         196,
     ),
-    ("/v1/products", {"limit": "3", "starting_after": 2}, "e43405d59f72b8f2", 1224),
-    ("history", {}, "334f850766440303", 3637),
+    ("/v1/products", {"limit": "3", "starting_after": 2}, "5aa47900411104ae", 1224),
+    ("history", {}, "e88567b24ce94192", 3639),
 )
 TIMESTAMP_SHAPES = {
     "Z": r"\d{2}Z",
