@@ -43,8 +43,9 @@ def _name(unique_id: str) -> str:
 
 
 def _model(node: dict[str, Any]) -> dg.AssetSpec:
-    """Models under `models/marts/` are the marts; `warehouse_tables` and the intermediate
-    models describe or serve them."""
+    """Models under `models/marts/` are the marts, those under `models/history/` the entity
+    histories; `warehouse_tables` and the intermediate models describe or serve them."""
+    folders = node["fqn"][1:-1]
     columns = [
         dg.TableColumn(c["name"], type=c.get("data_type") or "?", description=c["description"])
         for c in node["columns"].values()
@@ -53,7 +54,7 @@ def _model(node: dict[str, Any]) -> dg.AssetSpec:
         node["name"],
         deps=[_name(parent) for parent in node["depends_on"]["nodes"]],
         description=node["description"],
-        group_name="marts" if "marts" in node["fqn"][1:-1] else "warehouse",
+        group_name=next((f for f in ("marts", "history") if f in folders), "warehouse"),
         kinds={"dbt", "duckdb"},
         owners=OWNERS,
         code_version=node["checksum"]["checksum"],

@@ -35,7 +35,14 @@ from warehouse.lake import Lake, Tended, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
 from warehouse.marts import NodeResult, build_marts, plan
 from warehouse.schema_log import SchemaLog
-from warehouse.schemas import DUCKDB_TYPES, MONEY_SCALE, Kind, Layout, TableSchema
+from warehouse.schemas import (
+    DUCKDB_TYPES,
+    MONEY_SCALE,
+    Kind,
+    Layout,
+    TableSchema,
+    snapshots_of,
+)
 from warehouse.spec import (
     CURRENCY_DIGITS,
     DEFAULT_CURRENCY_DIGITS,
@@ -171,7 +178,7 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, tidy:
     try:
         _start_from_a_generation(home, target, building)
         log = SchemaLog(home)
-        schemas = [log.schema(schema) for schema in tables]  # with the columns added since
+        schemas = with_snapshots([log.schema(schema) for schema in tables])  # columns added since
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:
             names = lake_tables(lake, schemas)
             changes, tended = lake.snapshots(names, tidy, held_versions(con))
@@ -207,16 +214,19 @@ def in_order(built: list[NodeResult], models: Iterable[str]) -> list[NodeResult]
     ]
 
 
+def with_snapshots(tables: list[TableSchema]) -> list[TableSchema]:
+    """`tables`, then the dated snapshots of each current-state one (`snapshots_of`), which
+    the entity history models read."""
+    return [*tables, *(snapshots_of(t) for t in tables if t.layout is Layout.SNAPSHOT)]
+
+
 def lake_tables(lake: Lake, tables: list[TableSchema]) -> list[str]:
-    """The lake tables a build reads (`loaded_from`) or only vacuums (the dated snapshots of
-    current state); the current rows seeded first where a lake has none yet."""
-    names = []
+    """The lake tables a build reads (`loaded_from`), each once; the current rows seeded first
+    where a lake has none yet."""
     for table in tables:
         if table.layout is Layout.SNAPSHOT:
             lake.seed_current(table)
-            names.append(table.name)
-        names.append(loaded_from(table))
-    return names
+    return list(dict.fromkeys(loaded_from(table) for table in tables))
 
 
 def _wasteful(con: duckdb.DuckDBPyConnection, building: Path) -> bool:

@@ -104,7 +104,9 @@ def current_table(name: str) -> str:
 
 def loaded_from(schema: TableSchema) -> str:
     """The lake table the warehouse's table `schema` holds: its current rows for current
-    state, the table itself for the dated ones."""
+    state, the table itself for the dated ones (the dated snapshots for `snapshots_of`)."""
+    if schema.lake_table:
+        return schema.lake_table
     return current_table(schema.name) if schema.layout is Layout.SNAPSHOT else schema.name
 
 

@@ -30,6 +30,8 @@ import duckdb
 from filelock import FileLock
 
 from warehouse.dbt_project import TARGET, invoke
+from warehouse.history_models import SNAPSHOTS_SOURCE
+from warehouse.schemas import SNAPSHOTS_SUFFIX
 
 PROJECT_TABLE = "_dbt_project"
 # The first day the tests read: `macros/tested_rows.sql`.
@@ -95,10 +97,18 @@ def plan(con: duckdb.DuckDBPyConnection, read_whole: list[str], digest: str) -> 
     read = con.execute("SELECT DISTINCT table_name FROM _lake_reloads").fetchall()
     select = [
         "resource_type:test",
-        *(f"source:{SOURCE}.{table}+,config.materialized:incremental" for (table,) in sorted(read)),
-        *(f"source:{SOURCE}.{table}+" for table in sorted(read_whole)),
+        *(f"{source_of(table)}+,config.materialized:incremental" for (table,) in sorted(read)),
+        *(f"{source_of(table)}+" for table in sorted(read_whole)),
     ]
     return Plan(digest, tuple(select), full_refresh=False, tested_since=since)
+
+
+def source_of(table: str) -> str:
+    """dbt's selector of the source a warehouse table is: the dated snapshots of a current-state
+    table are the `snapshots` source's table of its name (warehouse/history_models.py)."""
+    if table.endswith(SNAPSHOTS_SUFFIX):
+        return f"source:{SNAPSHOTS_SOURCE}.{table.removesuffix(SNAPSHOTS_SUFFIX)}"
+    return f"source:{SOURCE}.{table}"
 
 
 def first_day_read_again(con: duckdb.DuckDBPyConnection) -> date | None:

@@ -115,6 +115,9 @@ class TableSchema:
     columns: tuple[Column, ...]
     natural_key: tuple[str, ...]
     description: str
+    # The lake table the warehouse loads it from, when not the one of its own name (the dated
+    # snapshots of a current-state table: `snapshots_of`).
+    lake_table: str = ""
 
     @property
     def column_names(self) -> list[str]:
@@ -159,12 +162,14 @@ class TableSchema:
             kept + tuple(replacing.values()),
             self.natural_key,
             self.description,
+            self.lake_table,
         )
 
 
 ACCOUNT_ID = Column("account_id", Kind.ID, (), required=True)
 EXTRACTED_AT = Column("_extracted_at", Kind.TIMESTAMP, (), required=True)
 SNAPSHOT_DATE = Column("date", Kind.DATE, ())
+SNAPSHOTS_SUFFIX = "_snapshots"
 STATES = ("ENABLED", "PAUSED", "ARCHIVED", "OTHER")
 
 ADVERTISING_MEASURES = (
@@ -278,6 +283,23 @@ def snapshot(
     """A current-state table: one row per record of a cursor list."""
     return TableSchema(
         name, resource, Layout.SNAPSHOT, (ACCOUNT_ID, *columns, EXTRACTED_AT), key, description
+    )
+
+
+def snapshots_of(schema: TableSchema) -> TableSchema:
+    """Every dated snapshot the lake keeps of current-state table `schema`, one per account and
+    day a run took it, as the warehouse holds them for the entity history models
+    (`warehouse/dbt/models/history/`): the table's columns, dated by the snapshot's day."""
+    account, *rest = schema.columns
+    return TableSchema(
+        f"{schema.name}{SNAPSHOTS_SUFFIX}",
+        schema.resource,
+        Layout.DATED,
+        (account, SNAPSHOT_DATE, *rest),
+        (*schema.natural_key, "date"),
+        f"Every snapshot of `{schema.name}` the runs took, one per account and day (`date`): "
+        f"the history models read it. {schema.description}",
+        lake_table=schema.name,
     )
 
 

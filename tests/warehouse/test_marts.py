@@ -41,6 +41,7 @@ from warehouse.spec import ECONOMICS_FIELDS
 README = Path(__file__).parents[2] / "README.md"
 MODELS = DBT_PROJECT / "models"
 MARTS = {path.stem for path in (MODELS / "marts").glob("mart_*.sql")}
+HISTORIES = {path.stem for path in (MODELS / "history").glob("history_*.sql")}
 D = Decimal
 
 
@@ -452,7 +453,7 @@ def test_every_mart_and_each_of_its_columns_is_commented_and_works_on_an_empty_w
     build_warehouse(tmp_path, Lake(tmp_path / "lake"), s.TABLES.values())
     with connect(tmp_path) as con:
         found = views(con)
-        for name in MARTS:
+        for name in MARTS | HISTORIES:
             assert con.sql(f"SELECT count(*) FROM {name}").fetchall() == [(0,)], name
         held = con.sql("SELECT table_name, kind, rows FROM warehouse_tables").fetchall()
         commented = con.sql(
@@ -460,7 +461,7 @@ def test_every_mart_and_each_of_its_columns_is_commented_and_works_on_an_empty_w
             "WHERE table_name IN (SELECT view_name FROM duckdb_views() WHERE NOT internal) "
             "OR table_name = 'int_product_daily' ORDER BY table_name, column_index"
         ).fetchall()
-    assert set(found) == MARTS | {"warehouse_tables"} and len(MARTS) >= 9
+    assert set(found) == MARTS | HISTORIES | {"warehouse_tables"} and len(MARTS) >= 9
     assert all(comment and len(comment) > 80 for comment in found.values()), found
     assert sorted(held) == sorted(
         (name, "current state" if t.layout is s.Layout.SNAPSHOT else "dated", 0)
@@ -812,6 +813,10 @@ def test_change_log_is_readable(known):
 RUN_START, RUN_END = date(2026, 10, 1), date(2026, 11, 22)
 # Fetched the morning before too, while the service revised its latest days (extract_and_build).
 RESTATED_TABLES = ("campaign_metrics", "seller_product_metrics")
+# Snapshotted a week before too, for their history (tests/warehouse/test_history.py): the
+# sandbox's campaigns and ad groups change every few days, as their change log says.
+HISTORY_TABLES = ("campaigns", "adgroups")
+HISTORY_SINCE = TODAY - timedelta(days=7)
 RUN_TABLES = (
     "campaign_metrics",
     "product_ad_metrics",
@@ -846,13 +851,17 @@ def extract_and_build(home: Path) -> None:
     """What a run of RUN_TABLES over RUN_START..RUN_END leaves in `home`'s lake and warehouse,
     against the embedded sandbox as it is (whatever the asking test set); before it, the
     morning before's run of RESTATED_TABLES' latest days, while the service still revised them,
-    so that the run restates them (`restatements`, mart_restatements). What the lake then
+    so that the run restates them (`restatements`, mart_restatements); and a week before, a
+    snapshot of HISTORY_TABLES (their history: a week of changes between two snapshots). What
+    the lake then
     holds is the service's answer of TODAY, as the tests compare it."""
     with preparing(home) as patch:
         patch.setenv("ADWH_SANDBOX_RESTATE_DAYS", "3")
         day_before = TODAY - timedelta(days=1)
         latest = (day_before - timedelta(days=3), day_before - timedelta(days=1))
         restating = {"ADWH_TODAY": day_before.isoformat()}
+        week_before = {"ADWH_TODAY": HISTORY_SINCE.isoformat()}
+        library.succeeded(library.extract(home, *latest, HISTORY_TABLES, **week_before))
         library.succeeded(library.extract(home, *latest, RESTATED_TABLES, **restating))
         patch.delenv("ADWH_SANDBOX_RESTATE_DAYS")
         library.succeeded(library.extract(home, RUN_START, RUN_END, RUN_TABLES))

@@ -1,0 +1,9 @@
+-- Written by `python -m warehouse.history_models` from the registry: do not edit.
+{{ entity_history(
+    'accounts',
+    key=["id"],
+    attributes=[
+        "name",
+        "connections"
+    ]
+) }}
