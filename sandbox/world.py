@@ -306,7 +306,9 @@ class Account:
             "warmingModeUntil": None,
             # The last nightly run: "now", so it moves with the reference date.
             "optimizeDate": str(self.reference - timedelta(days=1)),
-            "optimizingSince": str(self.anchor - timedelta(days=60 + i % 30)),
+            # 60 to 89 days before the quarter's middle: the optimizer took over before the
+            # metrics' usual windows start, and within them for some campaigns.
+            "optimizingSince": str(self.anchor - timedelta(days=15 + i % 30)),
         }
 
     def campaign_currency(self, campaign_index: int) -> str:

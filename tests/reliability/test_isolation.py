@@ -41,8 +41,9 @@ def test_what_fails_fails_alone_is_told_and_the_next_daily_run_fills_it(tmp_path
     assert line.startswith("adwh: ") and line.count("account ") >= 3
     assert "source workflows: GET /v1/workflows?limit=100: 404 " in line
     assert "source campaign_metrics: GET /v1/campaign-metrics?" in line and ": 503 " in line
-    # every other table is a clean run's, in the warehouse
-    assert run.differs == {*WORKFLOWS, "campaign_metrics", "adgroup_metrics"}
+    # every other table is a clean run's, in the warehouse (the workflows' snapshots too)
+    snapshots = {"workflows_snapshots", "workflow_campaigns_snapshots"}
+    assert run.differs == {*WORKFLOWS, *snapshots, "campaign_metrics", "adgroup_metrics"}
     check, failed = sorted(run.alerts)
     assert check.startswith("ads-warehouse: check failed: adgroup_metrics\n")
     assert str(BROKEN_DAY) in check and "contract: held back" in check

@@ -79,7 +79,7 @@ GOLDEN = (
     ("/v1/targets", {"limit": "4", "include_total": "true"}, "dba877534b1e4755", 2645),
     ("/v1/marketplace-advertising-products", {"limit": "4"}, "28f8875ec3ce7fe1", 2588),
     ("/v1/campaign-metrics", {**WEEK, "limit": "50"}, "2979d179afb91f77", 25730),
-    ("/v1/advertising-changes", {"limit": "5"}, "a6334cb0b9685a1c", 2520),
+    ("/v1/advertising-changes", {"limit": "5"}, "c9d1f7bb62c0fb5a", 2520),
     (
         "/v1/campaign-metrics",
         {"start_date": "2026-01-01", "end_date": "2026-11-01", "granularity": "daily"},
@@ -87,7 +87,7 @@ GOLDEN = (
         196,
     ),
     ("/v1/products", {"limit": "3", "starting_after": 2}, "5aa47900411104ae", 1224),
-    ("history", {}, "e88567b24ce94192", 3639),
+    ("history", {}, "820d57a4867c8411", 3637),
 )
 TIMESTAMP_SHAPES = {
     "Z": r"\d{2}Z",

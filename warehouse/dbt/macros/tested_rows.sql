@@ -6,9 +6,7 @@
     tables' scans (a subquery in its place is not pushed: the whole mart is computed).
     Models whose rows are not keyed by day say which rows a day touches: a period's row, from
     the first tested day's period on (a day touches its week, month, quarter and year); every
-    row of a mart of the current state (tasks' funnel), which any build may change; an
-    entity history's intervals that held on a tested day or after (a new snapshot ends some
-    and starts others). -#}
+    row of a mart of the current state (tasks' funnel), which any build may change. -#}
 {% macro get_where_subquery(relation) -%}
     {%- if config.get('where') != 'tested_rows' -%}
         {%- do return(dbt.default__get_where_subquery(relation)) -%}
@@ -20,8 +18,5 @@
         'mart_task_funnel': "TRUE",
     } -%}
     {%- set rows = by_period.get(relation.identifier, 'date >= adwh_tested_since()') -%}
-    {%- if relation.identifier.startswith('history_') -%}
-        {%- set rows = 'valid_to IS NULL OR valid_to > adwh_tested_since()' -%}
-    {%- endif -%}
     {%- do return('(SELECT * FROM ' ~ relation ~ ' WHERE ' ~ rows ~ ') dbt_subquery') -%}
 {%- endmacro %}
