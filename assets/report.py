@@ -48,9 +48,14 @@ def print_summary(summary: RunSummary) -> None:
         table.add_row("(reconciliation)", *(_figure(credits.get(name)) for name in COLUMNS))
     table.caption = credits_line(summary)
     console.print(table)
+    print_restatements(summary)
+
+
+def print_restatements(summary: RunSummary) -> None:
+    """A line per table whose days the service changed since the warehouse had them."""
     for line in summary.tables:
         restated = line.metadata.get("restated", "none")
-        if restated != "none":  # what the service changed in days the warehouse had
+        if restated != "none":
             print_restated(line.table, restated)
 
 
@@ -83,6 +88,11 @@ def print_brief(summary: RunSummary) -> None:
         f"adwh: {len(lines)} tables, {rows:,} rows published, the warehouse built; "
         f"{summary.credits} credits spent"
     )
+    restated = [line for line in summary.tables if line.metadata.get("restated", "none") != "none"]
+    if restated:  # the first table's line, and how many others: the rest is in the warehouse
+        print_restated(restated[0].table, restated[0].metadata["restated"])
+    if len(restated) > 1:
+        print(f"adwh: {len(restated) - 1} other tables restated too (see mart_restatements)")
 
 
 def credits_line(summary: RunSummary) -> str:

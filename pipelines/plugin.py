@@ -7,6 +7,9 @@ it, and another simulator (a recorder, a replay of real pages) plugs in the same
 """
 
 import importlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import Protocol
 
@@ -39,6 +42,27 @@ class ServicePlugin(Protocol):
         `restate_days` N > 0 revises the attributed figures of the N most recent days between
         reference dates, as a service's attribution window does (None: the plug-in's default)."""
         ...
+
+
+# The embedded sandbox's setting: the N most recent days whose attributed figures it still
+# revises, read by its transport as it answers (the plug-in reads it: the product never imports
+# the sandbox, so the name is written on both sides).
+RESTATE_DAYS_VARIABLE = "ADWH_SANDBOX_RESTATE_DAYS"
+
+
+@contextmanager
+def restating(days: int) -> Iterator[None]:
+    """The embedded sandbox revising its `days` latest days for the runs started meanwhile
+    (each run's process reads its environment when it starts), as before afterwards."""
+    before = os.environ.get(RESTATE_DAYS_VARIABLE)
+    os.environ[RESTATE_DAYS_VARIABLE] = str(days)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[RESTATE_DAYS_VARIABLE]
+        else:
+            os.environ[RESTATE_DAYS_VARIABLE] = before
 
 
 def load_plugin(name: str) -> ServicePlugin:

@@ -5,6 +5,7 @@ import io
 import os
 import re
 
+import duckdb
 import pytest
 
 from assets.cli import main
@@ -185,8 +186,9 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
 ):
     """`make demo` sets no ADWH_HOME: everything goes under `data`, a relative path, which
     every writer (the lake's included) must take as the folder it names. What it says fits 80
-    columns whatever the home: a line for what it does, one for what it published, where (whole
-    paths, on lines of their own), the table, what next."""
+    columns whatever the home: a line for what it does, one for what it published, the daily
+    job after it and what the service restated meanwhile, where (whole paths, on lines of
+    their own), the table, what next."""
     monkeypatch.delenv("ADWH_HOME")
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--days", "3"]) == 0
@@ -196,9 +198,18 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
     sandbox = "of the embedded sandbox (no key needed)"
     assert said[0] == f"adwh: 2026-11-20..2026-11-22 {sandbox}"  # the same in any home
     assert said[1].startswith("adwh: 33 tables, ") and said[1].endswith(" credits spent")
+    assert said[2] == "adwh: the daily job, the service's latest 3 days settled since"
+    assert said[3].startswith("adwh: 33 tables, ")
+    assert said[4].startswith("campaign_metrics: 3 days restated")
+    others = r"adwh: \d+ other tables restated too \(see mart_restatements\)"
+    assert any(re.fullmatch(others, line) for line in said[5:8]), said
+    lake = next(i for i, line in enumerate(said) if line.startswith("lake: "))
+    assert said[lake + 1].startswith("warehouse: ")  # whole paths
     assert said[-1].startswith("next: .venv/bin/adwh sql")
-    assert said[2].startswith("lake: ") and said[3].startswith("warehouse: ")  # whole paths
-    assert len(said) < 30 and max(len(line) for line in said[:2] + said[4:]) <= 80, said
+    assert len(said) < 30 and max(len(line) for line in said[:lake] + said[lake + 2 :]) <= 80
+    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+        restated = con.sql("SELECT count(DISTINCT date) FROM mart_restatements").fetchall()
+    assert restated == [(3,)], said
 
 
 def test_a_date_past_yesterday_names_where_today_came_from(home, capsys, monkeypatch):
