@@ -3,8 +3,10 @@
 import gzip
 import os
 import re
+import sqlite3
+import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -230,7 +232,31 @@ def _readable(path: Path) -> str:
         with duckdb.connect(str(path), read_only=True) as con:
             tables = con.sql("SELECT table_name FROM information_schema.tables").fetchall()
             return repr([con.sql(f'SELECT * FROM "{t}"').fetchall() for (t,) in tables])
+    if data[:16] == b"SQLite format 3\x00":  # Dagster's storage: its snapshots are zlib blobs
+        return _sqlite_readable(path)
     return data.decode(errors="replace")
+
+
+def _sqlite_readable(path: Path) -> str:
+    """Every value of every table of a SQLite file, a zlib blob decompressed."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        tables = con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        values = [
+            value
+            for (table,) in tables
+            for row in con.execute(f'SELECT * FROM "{table}"')
+            for value in row
+        ]
+    return "\n".join(_text(value) for value in values)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, bytes):
+        return str(value)
+    try:
+        return zlib.decompress(value).decode(errors="replace")
+    except zlib.error:
+        return value.decode(errors="replace")
 
 
 @pytest.fixture(scope="session")
