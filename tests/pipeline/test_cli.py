@@ -181,6 +181,7 @@ def test_a_backfill_range_is_checked_like_a_runs(home, capsys):
     assert "is after --end" in capsys.readouterr().err
 
 
+@pytest.mark.slow(seconds=60)  # two runs: 56 s alone, 105 s in the loaded suite
 def test_the_demo_writes_under_the_default_home_where_it_is_started(
     home, tmp_path, monkeypatch, capsys
 ):
