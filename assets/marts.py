@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 # record of its restatements.
 TABLES = [*(o.schema for s in SOURCES for o in s.outputs), RESTATEMENTS]
 OWNERS = ["team:ads-warehouse"]
+# The Dagster group of the models of each folder (others: "warehouse"); the entity histories
+# apart from the "history" group, which holds the service's own logs.
+GROUPS = {"marts": "marts", "history": "entity_history"}
 MANIFEST: dict[str, Any] = orjson.loads(prepared_manifest().read_bytes())
 MANIFEST_PROJECT = MANIFEST["metadata"]["project_name"]
 
@@ -54,7 +57,7 @@ def _model(node: dict[str, Any]) -> dg.AssetSpec:
         node["name"],
         deps=[_name(parent) for parent in node["depends_on"]["nodes"]],
         description=node["description"],
-        group_name=next((f for f in ("marts", "history") if f in folders), "warehouse"),
+        group_name=next((GROUPS[f] for f in GROUPS if f in folders), "warehouse"),
         kinds={"dbt", "duckdb"},
         owners=OWNERS,
         code_version=node["checksum"]["checksum"],
