@@ -7,7 +7,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from assets.execute import RunSummary
+from assets.execute import RunSummary, TableLine
 
 # A terminal's own width; 80 columns elsewhere (a log, a pipe): the summary fits either.
 console = Console() if Console().is_terminal else Console(width=80)
@@ -53,10 +53,13 @@ def print_summary(summary: RunSummary) -> None:
 
 def print_restatements(summary: RunSummary) -> None:
     """A line per table whose days the service changed since the warehouse had them."""
-    for line in summary.tables:
-        restated = line.metadata.get("restated", "none")
-        if restated != "none":
-            print_restated(line.table, restated)
+    for line in restated_tables(summary):
+        print_restated(line.table, line.metadata["restated"])
+
+
+def restated_tables(summary: RunSummary) -> list[TableLine]:
+    """The summary's lines of the tables the run restated days of."""
+    return [line for line in summary.tables if line.metadata.get("restated", "none") != "none"]
 
 
 def print_restated(table: str, restated: str) -> None:
@@ -88,7 +91,7 @@ def print_brief(summary: RunSummary) -> None:
         f"adwh: {len(lines)} tables, {rows:,} rows published, the warehouse built; "
         f"{summary.credits} credits spent"
     )
-    restated = [line for line in summary.tables if line.metadata.get("restated", "none") != "none"]
+    restated = restated_tables(summary)
     if restated:  # the first table's line, and how many others: the rest is in the warehouse
         print_restated(restated[0].table, restated[0].metadata["restated"])
     if len(restated) > 1:

@@ -22,6 +22,7 @@ encodes its position (an invertible permutation of it, behind a per-account pref
 """
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -352,37 +353,47 @@ class Edits:
 
     def campaign(self, account: "Account", c: int, base: dict, before: str | None = None) -> dict:
         """A campaign's base record with its applied changes (before `before`, if given)."""
-        touched = self.last_touch(CAMPAIGN, c, before)
-        if touched is None:
-            return base
-        changed = self.values(CAMPAIGN, c, before)
-        record = dict(base)
-        for field, (_, value) in changed.items():
+
+        def updates(field: int, value: int) -> dict:
             if field == STATE:
-                record.update(state=STATES[value], **campaign_delivery(STATES[value]))
-            elif field == DAILY_BUDGET:
+                return {"state": STATES[value], **campaign_delivery(STATES[value])}
+            if field == DAILY_BUDGET:
                 scale = 10 ** int(account.campaign_table.exponent[c])
-                record["budget"] = {**base["budget"], "amount": value // scale}
-            else:
-                record["name"] = versioned(base["name"], value)
-        record["updatedAt"] = _stamp(touched)
-        return record
+                return {"budget": {**base["budget"], "amount": value // scale}}
+            return {"name": versioned(base["name"], value)}
+
+        return self._applied(CAMPAIGN, c, base, before, updates)
 
     def adgroup(self, account: "Account", j: int, base: dict, before: str | None = None) -> dict:
         """An ad group's base record with its applied changes (as `campaign`)."""
-        touched = self.last_touch(ADGROUP, j, before)
+
+        def updates(field: int, value: int) -> dict:
+            if field == STATE:
+                return {"state": STATES[value]}
+            if field == DEFAULT_BID:
+                exponent = account.campaign_table.exponent[account.adgroup_table.campaign[j]]
+                return {"defaultBid": amount(value, int(exponent))}
+            return {"name": versioned(base["name"], value)}
+
+        return self._applied(ADGROUP, j, base, before, updates)
+
+    def _applied(
+        self,
+        entity_type: int,
+        entity: int,
+        base: dict,
+        before: str | None,
+        updates: Callable[[int, int], dict],
+    ) -> dict:
+        """`base` with the fields each applied change left (before `before`, if given), as
+        `updates` writes a field's value in the record, and `updatedAt` the last change's time;
+        `base` itself when nothing changed it."""
+        touched = self.last_touch(entity_type, entity, before)
         if touched is None:
             return base
-        changed = self.values(ADGROUP, j, before)
         record = dict(base)
-        for field, (_, value) in changed.items():
-            if field == STATE:
-                record["state"] = STATES[value]
-            elif field == DEFAULT_BID:
-                campaign = account.adgroup_table.campaign[j]
-                record["defaultBid"] = amount(value, int(account.campaign_table.exponent[campaign]))
-            else:
-                record["name"] = versioned(base["name"], value)
+        for field, (_, value) in self.values(entity_type, entity, before).items():
+            record.update(updates(field, value))
         record["updatedAt"] = _stamp(touched)
         return record
 
