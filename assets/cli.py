@@ -21,6 +21,7 @@ from pipelines.settings import (
     SANDBOX_KEY,
     SANDBOX_PRESETS,
     ConfigurationError,
+    HomeSettings,
     Settings,
     load_settings,
 )
@@ -58,8 +59,34 @@ FIRST_DAY_HELP = "first date (YYYY-MM-DD), on or after ADWH_START_DATE"
 LAST_DAY_HELP = "last date (YYYY-MM-DD), inclusive, at most yesterday (from ADWH_TODAY)"
 
 
+def where_things_are() -> str:
+    """The help's last lines: the home and the settings file in force, as this environment
+    sets them (both are said by every run too)."""
+    from pipelines.settings import demo_home, settings_file
+
+    try:
+        home = str(load_settings(HomeSettings).home)
+    except ConfigurationError as error:
+        home = f"unusable: {error}"
+    file = settings_file()
+    if file is None:
+        shown = "none"
+    else:
+        shown = f"{file}{'' if file.exists() else ' (none yet)'}; the environment wins over it"
+    return (
+        f"home (ADWH_HOME): {home}\n"
+        f"the demo's home, unless ADWH_HOME is set: {demo_home()}\n"
+        f"settings file (ADWH_ENV_FILE): {shown}"
+    )
+
+
 def parser() -> argparse.ArgumentParser:
-    root = Parser(prog="adwh", description=__doc__)
+    root = Parser(
+        prog="adwh",
+        description=__doc__,
+        epilog=where_things_are(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     root.add_argument("--version", action="version", version=f"adwh {version('ads-warehouse')}")
     commands = root.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="materialize every asset for a date range")
@@ -91,6 +118,12 @@ def parser() -> argparse.ArgumentParser:
         "--days", type=int, default=DEFAULT_HISTORY_DAYS, help="days up to yesterday (%(default)s)"
     )
     commands.add_parser("check", help="check the key: accounts, scopes, what is missing")
+    home = commands.add_parser("home", help="where the home is, and the service it belongs to")
+    home_commands = home.add_subparsers(dest="home_command")
+    home_move = home_commands.add_parser(
+        "move", help="move the home to a new address of the same service (a proxy moved, say)"
+    )
+    home_move.add_argument("--to", required=True, help="the service's new address (https://…)")
     ui = commands.add_parser(
         "ui", help="the Dagster UI and its daemon (dg dev) over the instance in $ADWH_HOME/dagster"
     )
@@ -413,6 +446,7 @@ def skipped_without_scopes(scopes: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def command_check(settings: Settings) -> int:
+    from pipelines.home import standing
     from pipelines.session import open_session
 
     async def go() -> int:
@@ -428,7 +462,9 @@ def command_check(settings: Settings) -> int:
                 print(f"missing scopes the warehouse needs: {', '.join(credential.missing_scopes)}")
                 return EXIT_FAILED
             print("the key has every scope the warehouse needs")
-            return 0
+            writable, said = standing(settings, credential)
+            print(said)
+            return 0 if writable else EXIT_FAILED
 
     return asyncio.run(go())
 
@@ -528,10 +564,80 @@ def lake_command(settings: Settings, args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
 
+def reading(settings: Settings) -> str:
+    """A run's first line: the service it reads, and the home it writes."""
+    from pipelines.home import service_of
+
+    return f"adwh: reading {service_of(settings).name} into {settings.home}"
+
+
+def demo_settings(settings: Settings) -> Settings:
+    """The demo's home, unless one is set: its own (`demo_home()`), so the embedded sandbox's
+    data never occupies the default home a real service's data goes to. Set in the
+    environment, which the demo's runs read as every run does."""
+    import os
+
+    from pipelines.settings import demo_home
+
+    if "home" in settings.model_fields_set:
+        return settings
+    os.environ["ADWH_HOME"] = str(demo_home())
+    return load_settings()
+
+
+def old_home_hint(settings: Settings) -> None:
+    """A home at an earlier version's default (`./data`, from the folder `adwh` starts in) is
+    no longer found by default: say, in one line, how to keep using it."""
+    from pipelines.settings import OLD_DEFAULT_HOME
+
+    old = OLD_DEFAULT_HOME.absolute()
+    if "home" in settings.model_fields_set or old == settings.home:
+        return
+    if (old / "warehouse.duckdb").exists() or (old / "lake").is_dir():
+        print(
+            f"adwh: {old} holds a home of an earlier version, whose default was ./data; this "
+            f"runs on {settings.home}: to keep using it, export ADWH_HOME={old}",
+            file=sys.stderr,
+        )
+
+
+def command_home(settings: Settings, move_to: str | None) -> int:
+    """`adwh home`: where the home is, and the service it belongs to; `--to`: moved to a new
+    address of the same service, once the service there says the key is the home's."""
+    from pipelines import home
+    from pipelines.session import open_session
+
+    print(f"home: {settings.home}")
+    if move_to is not None:
+        moved = load_settings(ADS_API_BASE_URL=move_to)
+
+        async def credential() -> object:
+            async with open_session(moved) as session:
+                return session.credential
+
+        before, after = home.move(moved, asyncio.run(credential()))
+        print(f"moved: from {before.name} to {after.name}")
+        return 0
+    holder = home.recorded(settings.home)
+    if holder is None:
+        print("service: none recorded yet; its first run records the one it reads")
+        return 0
+    accounts = counted(len(holder.accounts), "account")
+    print(f"service: {holder.name}, key {holder.kind} {holder.credential or ''}".rstrip())
+    print(f"reaching {accounts}, recorded {holder.recorded_at}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         settings = load_settings()
+        if args.command == "demo":
+            settings = demo_settings(settings)
+        if args.command != "sandbox":
+            old_home_hint(settings)
+        if args.command in ("run", "backfill"):
+            print(reading(settings), flush=True)
         if args.command == "run":
             tables = tuple(t.strip() for t in args.tables.split(",") if t.strip())
             check_tables(tables)
@@ -548,11 +654,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.start > args.end:
                 raise UsageError(f"--start {args.start} is after --end {args.end}")
             check_first_day(settings, args.start)
+            print(f"adwh: rebuilding {settings.home} from its raw pages, reading no service")
             return command_run(settings, args.start, args.end, from_raw=True)
         if args.command == "demo":
             return command_demo(settings, args.days)
         if args.command == "check":
             return command_check(settings)
+        if args.command == "home":
+            return command_home(settings, getattr(args, "to", None))
         if args.command == "ui":
             return command_ui(args.port, args.verbose)
         if args.command == "sql":

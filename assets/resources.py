@@ -78,7 +78,8 @@ class ServiceResource(dg.ConfigurableResource):
         self, settings: Settings, *, packed: bool = False, budget: CreditBudget | None = None
     ) -> AbstractAsyncContextManager[Session]:
         """A session to the service as this resource configures it (concurrency, timeouts,
-        retries), for `settings`' accounts; `packed` and `budget` as `open_session` takes them."""
+        retries), for `settings`' accounts, reading for `settings`' home (which must belong to
+        this service); `packed` and `budget` as `open_session` takes them."""
         return open_session(
             settings,
             max_in_flight=self.max_in_flight,
@@ -87,6 +88,7 @@ class ServiceResource(dg.ConfigurableResource):
             retry=self.retry_policy(),
             packed=packed,
             budget=budget,
+            for_home=True,
         )
 
     def settings(self, warehouse: WarehouseResource) -> Settings:

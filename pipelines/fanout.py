@@ -141,7 +141,7 @@ def account_ids(settings: Settings) -> list[str]:
     from pipelines.session import open_session
 
     async def go() -> list[str]:
-        async with open_session(settings) as session:
+        async with open_session(settings, for_home=True) as session:
             return [account.id for account in session.accounts]
 
     return asyncio.run(go())

@@ -5,14 +5,22 @@ Nothing reads the environment at import time but the Dagster partitions' first d
 the CLI starts, so tests can set variables per case and Dagster can show config without secrets.
 """
 
+import os
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from platformdirs import user_config_path, user_data_path
 from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_core import PydanticUseDefault
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from warehouse.spec import ECONOMICS_LAG_DAYS
 
@@ -25,6 +33,55 @@ MAX_LOOKBACK_DAYS = 366
 # The warehouse's first day when `ADWH_START_DATE` is not set: the 30 days `adwh demo` fetches,
 # so a new warehouse's Dagster partitions are the days it holds, not years of "missing" ones.
 DEFAULT_HISTORY_DAYS = 30
+
+
+# The default homes, one per user whatever the current folder (a scheduler starts its jobs from
+# a folder of its own): the service's, and the demo's beside it, so the embedded sandbox's data
+# never occupies the home a real service's data goes to (`pipelines/home.py`).
+APP_NAME = "ads-warehouse"
+# The home of an earlier version, relative to the folder `adwh` was started from.
+OLD_DEFAULT_HOME = Path("data")
+# The settings file: the contract's variables as `NAME=value` lines, read under the
+# environment (which wins), so a scheduler's bare environment needs no variable at all.
+SETTINGS_FILE_VARIABLE = "ADWH_ENV_FILE"
+
+
+def default_home() -> Path:
+    """The platform's per-user data folder (`$XDG_DATA_HOME/ads-warehouse` on Linux, by
+    default `~/.local/share/ads-warehouse`), looked up when asked: the environment names it."""
+    return user_data_path(APP_NAME)
+
+
+def demo_home() -> Path:
+    return user_data_path(f"{APP_NAME}-demo")
+
+
+def settings_file() -> Path | None:
+    """The settings file in force: `ADWH_ENV_FILE`'s (blank: none), else the per-user one
+    (`$XDG_CONFIG_HOME/ads-warehouse/env` on Linux)."""
+    named = os.environ.get(SETTINGS_FILE_VARIABLE)
+    if named is None:
+        return user_config_path(APP_NAME) / "env"
+    return Path(named).expanduser() if named.strip() else None
+
+
+class FileSettings(BaseSettings):
+    """Settings read from the environment, then from the settings file (`settings_file()`),
+    looked up when they are built, not when this module loads."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        from_file = DotEnvSettingsSource(settings_cls, env_file=settings_file())
+        return init_settings, env_settings, from_file, file_secret_settings
 
 
 S = TypeVar("S", bound=BaseSettings)
@@ -56,12 +113,19 @@ class ConfigurationError(ValueError):
     """A user-supplied setting is unusable; the message names the setting."""
 
 
-class HomeSettings(BaseSettings):
+def _absolute_home(value: object) -> object:
+    """A home as a whole path: runs, workers and schedulers start in folders of their own."""
+    if isinstance(value, str | Path) and str(value).strip():
+        return Path(value).expanduser().absolute()
+    return value
+
+
+class HomeSettings(FileSettings):
     """Where everything is written (`ADWH_HOME`): all Dagster's instance storage needs."""
 
-    model_config = SettingsConfigDict(extra="ignore")
-
-    home: Path = Field(default=Path("data"), alias="ADWH_HOME")
+    home: Annotated[Path, BLANK_IS_DEFAULT, BeforeValidator(_absolute_home)] = Field(
+        default_factory=default_home, alias="ADWH_HOME"
+    )
     lake_url: Annotated[str | None, BLANK_IS_UNSET] = Field(default=None, alias="ADWH_LAKE_URL")
     raw_url: Annotated[str | None, BLANK_IS_UNSET] = Field(default=None, alias="ADWH_RAW_URL")
     # Hours of the lake's history kept for time travel; 0 vacuums after each run, so that
@@ -100,13 +164,11 @@ class HomeSettings(BaseSettings):
         return key
 
 
-class CalendarSettings(BaseSettings):
+class CalendarSettings(FileSettings):
     """Which days the warehouse holds: from `ADWH_START_DATE` to yesterday (from `ADWH_TODAY`).
 
     The first day is the first Dagster partition too, so the definitions read these two when
     they load: a partitions definition is fixed when the code location loads."""
-
-    model_config = SettingsConfigDict(extra="ignore")
 
     today: date = Field(default_factory=lambda: datetime.now(UTC).date(), alias="ADWH_TODAY")
     # The first day a new account is fetched from, and the first partition; by default 30 days
@@ -157,6 +219,22 @@ class Settings(HomeSettings, CalendarSettings):
     # The Dagster webserver `adwh backfill` hands its runs to (`make dagster`, or deploy/).
     dagster_url: str = Field(default="http://127.0.0.1:3000", alias="ADWH_DAGSTER_URL")
 
+    @field_validator("base_url")
+    @classmethod
+    def _an_http_address(cls, value: str | None) -> str | None:
+        """A malformed address is a bad setting, refused at once: retried, it would read as an
+        outage of the service."""
+        if value is None:
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("not an http:// or https:// address with a host")
+        try:
+            parts.port  # noqa: B018 (raises on a port that is not a number)
+        except ValueError:
+            raise ValueError("its port is not a number") from None
+        return value.strip()
+
     @model_validator(mode="after")
     def _key_required_for_real_service(self) -> "Settings":
         if self.base_url and self.api_key is None:
@@ -173,11 +251,9 @@ class Settings(HomeSettings, CalendarSettings):
         return self.api_key or SecretStr(SANDBOX_KEY)
 
 
-class AlertSettings(BaseSettings):
+class AlertSettings(FileSettings):
     """Where alerts go (`pipelines/notify.py`): none, either or both destinations. The
     webhook's URL holds its token and the SMTP URL its password, so both are secrets."""
-
-    model_config = SettingsConfigDict(extra="ignore")
 
     webhook_url: Annotated[SecretStr | None, BLANK_IS_UNSET] = Field(
         default=None, alias="ADWH_ALERT_WEBHOOK_URL"
@@ -241,8 +317,9 @@ def load_settings(model: type[S] = Settings, **overrides: object) -> S:
         where = ".".join(str(p) for p in first["loc"]) or "configuration"
         given = first.get("input")
         shown = where not in SECRET_SETTINGS and isinstance(given, str | int | float)
+        message = first["msg"].removeprefix("Value error, ")
         raise ConfigurationError(
-            f"{where}: {first['msg']}" + (f" (got {given!r})" if shown else "")
+            f"{where}: {message}" + (f" (got {given!r})" if shown else "")
         ) from None
 
 

@@ -36,6 +36,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 # The Dagster partitions of this process start here (read when the definitions load, before
 # any test sets its home's first day): early enough for every range a test runs.
 os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
+# No settings file (`~/.config/ads-warehouse/env`): a developer's own must not steer the tests;
+# the tests of the file name one of their own.
+os.environ["ADWH_ENV_FILE"] = ""
 # Loaded here, so no test's home (which sets a later first day) is in force when they are:
 # without it, a worker whose first test sets one starts its partitions on that day.
 import assets.partitions  # noqa: E402, F401

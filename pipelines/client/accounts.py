@@ -18,6 +18,10 @@ class Credential:
     subject_type: str
     scopes: tuple[str, ...]
     account_required: bool
+    # Who the key is, as the service tells it: the credential's id, and the accounts it
+    # reaches (what a home records of its service, `pipelines/home.py`; never the key).
+    id: str | None = None
+    accounts: tuple[str, ...] = ()
 
     @property
     def missing_scopes(self) -> tuple[str, ...]:
@@ -48,6 +52,12 @@ async def describe_credential(client: ServiceClient) -> Credential:
         subject_type=str(body.get("subject_type")),
         scopes=tuple(body.get("scopes") or ()),
         account_required=bool(body.get("account_required")),
+        id=str(body["id"]) if body.get("id") else None,
+        accounts=tuple(
+            str(account["id"])
+            for account in body.get("accounts") or ()
+            if isinstance(account, dict) and account.get("id")
+        ),
     )
 
 

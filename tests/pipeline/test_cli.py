@@ -185,16 +185,19 @@ def test_a_backfill_range_is_checked_like_a_runs(home, capsys):
 def test_the_demo_writes_under_the_default_home_where_it_is_started(
     home, tmp_path, monkeypatch, capsys
 ):
-    """`make demo` sets no ADWH_HOME: everything goes under `data`, a relative path, which
-    every writer (the lake's included) must take as the folder it names. What it says fits 80
-    columns whatever the home: a line for what it does, one for what it published, the daily
-    job after it and what the service restated meanwhile, where (whole paths, on lines of
-    their own), the table, what next."""
+    """`make demo` sets no ADWH_HOME: everything goes under the demo's own home beside the
+    default one, in the platform's per-user data folder (`$XDG_DATA_HOME` here), whatever the
+    folder it starts from. What it says fits 80 columns whatever the home: a line for what it
+    does, one for what it published, the daily job after it and what the service restated
+    meanwhile, where (whole paths, on lines of their own), the table, what next."""
     monkeypatch.delenv("ADWH_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--days", "3"]) == 0
-    assert (tmp_path / "data" / "warehouse.duckdb").exists()
-    assert (tmp_path / "data" / "lake" / "campaign_metrics" / "_delta_log").is_dir()
+    demo = tmp_path / "share" / "ads-warehouse-demo"
+    assert not (tmp_path / "data").exists() and not (tmp_path / "share" / "ads-warehouse").exists()
+    assert (demo / "warehouse.duckdb").exists()
+    assert (demo / "lake" / "campaign_metrics" / "_delta_log").is_dir()
     said = capsys.readouterr().out.splitlines()
     sandbox = "of the embedded sandbox (no key needed)"
     assert said[0] == f"adwh: 2026-11-20..2026-11-22 {sandbox}"  # the same in any home
@@ -208,7 +211,7 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
     assert said[lake + 1].startswith("warehouse: ")  # whole paths
     assert said[-1].startswith("next: .venv/bin/adwh sql")
     assert len(said) < 30 and max(len(line) for line in said[:lake] + said[lake + 2 :]) <= 80
-    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+    with duckdb.connect(str(demo / "warehouse.duckdb"), read_only=True) as con:
         restated = con.sql("SELECT count(DISTINCT date) FROM mart_restatements").fetchall()
     assert restated == [(3,)], said
 
