@@ -2,8 +2,9 @@
 
 The spec names fields but never promises there are no others, and shows timestamps only as
 "ISO 8601 UTC". A variant (`variants.py`) adds fields of every JSON type to every kind of
-record and writes timestamps with fractional seconds or `+00:00`, so the pipeline meets what
-another honest implementation could send.
+record, writes timestamps with fractional seconds or `+00:00`, and may name the change log's
+entity as its filter is (`entity`) or in camelCase, so the pipeline meets what another honest
+implementation could send.
 
 Every value is a pure function of the variant's number, the field's name and the record's key
 (an entity's id; for a metrics row its entity, dimensions, currency and date), so a record
@@ -132,6 +133,10 @@ WIDEN_AFTER_POSITION = 10  # entities: first list positions stay integers
 WIDEN_RECENT_DAYS = 60  # metrics rows: only dates this recent widen (windows are read in order)
 TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})Z$")
 TIMESTAMP_FORMS = ("Z", "millis", "offset", "micro-offset", "millis-offset", "mixed")
+# The change log row's name for its changed entity (spec 4.8 names only the filter, `entity`):
+# ours first.
+CHANGE_ENTITY_FIELD = "entity_id"
+CHANGE_ENTITY_FIELDS = (CHANGE_ENTITY_FIELD, "entity", "entityId")
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,7 @@ class Scope:
     extras: dict[str, tuple[ExtraField, ...]]  # per record kind
     account: "Account | None"
     reference: date
+    change_entity: str = CHANGE_ENTITY_FIELD  # one of CHANGE_ENTITY_FIELDS
 
 
 def snake(name: str) -> str:
@@ -272,10 +278,19 @@ def shape_tree(value: object, scope: Scope) -> object:
         kind = out.get("object")
         if kind in ENTITY_KINDS or kind in ("advertising_change", "platform_change"):
             out = with_extras(kind, money_as_text(out), scope)
+        if kind == "advertising_change":
+            out = _renamed(out, CHANGE_ENTITY_FIELD, scope.change_entity)
         return out
     if isinstance(value, str):
         return retime(value, scope.timestamps, scope.number)
     return value
+
+
+def _renamed(record: dict, name: str, to: str) -> dict:
+    """The record with its field `name` called `to`, in the same place among its fields."""
+    if name == to:
+        return record
+    return {to if key == name else key: value for key, value in record.items()}
 
 
 def shape_history(body: dict, scope: Scope) -> dict:

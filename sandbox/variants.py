@@ -23,7 +23,9 @@ sandbox as it always was. Variants 1 and up choose, from seeded hashes of n:
 - spec 4.9's open shapes: a store change log that ignores `start_date`/`end_date` (its
   parameters are not shown) and answers its whole 12 months; `optimizing_since` as a timestamp;
   `objective_value` as a decimal string; no `empty_reason` field on a workflow's campaigns
-  when there are some.
+  when there are some;
+- spec 4.8's: the change log's rows name the changed entity `entity`, as its filter is named
+  (like `campaign` and `adgroup`), or `entityId`, instead of our `entity_id`.
 
 What `SandboxService.handle` returns is the variant's truth (every amount a decimal string);
 writing some amounts as numbers is only an encoding, `Variant.encode`, which the app applies.
@@ -47,6 +49,8 @@ from sandbox.reference import COUNTRY_BY_CODE, MORE_COUNTRIES, Country
 from sandbox.spec import GRANULARITIES, HISTORY_WINDOW_DAYS, TARGET_METRICS_CAPS
 from sandbox.variant_money import dumps, mark_record, money_keys
 from sandbox.variant_records import (
+    CHANGE_ENTITY_FIELD,
+    CHANGE_ENTITY_FIELDS,
     ENTITY_KINDS,
     JSON_TYPES,
     NAMES,
@@ -199,6 +203,7 @@ class Variant:
     since_as_timestamp: bool = False  # workflow performance's optimizing_since
     objective_as_text: bool = False  # workflow performance's objective_value
     omits_empty_reason: bool = False  # no empty_reason on a workflow's campaigns when some
+    change_entity: str = CHANGE_ENTITY_FIELD  # the change log row's name for its entity
     faults: FaultPlan = field(default=NO_FAULTS)
 
     @classmethod
@@ -229,6 +234,7 @@ class Variant:
             since_as_timestamp=_rotate((True, False), number, "since-timestamp"),
             objective_as_text=_rotate((True, False, False), number, "objective-text"),
             omits_empty_reason=_rotate((True, False), number, "empty-reason"),
+            change_entity=_rotate(CHANGE_ENTITY_FIELDS, number, "change-entity"),
             faults=FaultPlan(
                 **_rotate(FAULT_PROFILES, number, "faults"),
                 retry_after_seconds=0,
@@ -290,6 +296,7 @@ class Variant:
             "since_as_timestamp": self.since_as_timestamp,
             "objective_as_text": self.objective_as_text,
             "omits_empty_reason": self.omits_empty_reason,
+            "change_entity": self.change_entity,
             "faults": asdict(self.faults),
         }
 
@@ -312,7 +319,14 @@ class Variant:
         account = ctx.account
         if unshared is not None and account is service.accounts[unshared]:
             body = _nothing_shared(path, body)
-        scope = Scope(self.number, self.timestamps, self.extra_fields(), account, service.reference)
+        scope = Scope(
+            self.number,
+            self.timestamps,
+            self.extra_fields(),
+            account,
+            service.reference,
+            self.change_entity,
+        )
         if _metrics_resource(path):
             body = shape_metrics(body, scope)
         elif path.endswith("/optimization-history"):

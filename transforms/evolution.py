@@ -124,7 +124,7 @@ def unknown_values(
     Known nested objects (`budget`, `optimizationConfig` …) are walked, so a new sub-field
     `budget.cap` is found as well as a new top-level one; anything else new is taken whole.
     """
-    leaves = {c.source for c in schema.columns if c.source}
+    leaves = {path for c in schema.columns for path in c.sources}  # every name a field has
     skipped = ignore | ENVELOPE_FIELDS
     # Most batches hold only fields the schema reads: the set of their top-level keys (built
     # at C speed) shows that without walking every record in Python.

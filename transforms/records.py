@@ -6,7 +6,9 @@ decimal-string syntax of money (1), integers for counts (2.6), ISO dates and tim
 closed enumerations (checked by the contracts). Everything it leaves open is read in every
 reasonable shape: money as a decimal string or a JSON number (1 versus 2.2), a related field as
 an id or as the expanded object (2.1), timestamps with or without fractional seconds and with
-`Z` or an offset, strings that arrive as numbers.
+`Z` or an offset, strings that arrive as numbers, and a field whose name the spec leaves open
+under each name the registry gives it (`Column.also`: the change log's entity id as
+`entity_id`, or `entity` as its filter is named, 4.8).
 
 Money is exact: a string is checked digit by digit before the cast (Polars' decimal cast would
 round extra fractional digits silently), and a JSON number is never read through a binary
@@ -359,7 +361,7 @@ def _columns(records: list[dict], columns: list[Column]) -> list[Sequence]:
     """Each column's values, in record order. Records that all hold every top-level field
     are read in one pass of C (`itemgetter`, `zip`): per value in Python, reading costs as
     much as typing does."""
-    top = [column.source[0] for column in columns if len(column.source) == 1]
+    top = [column.source[0] for column in columns if _top_level(column)]
     held: dict[str, Sequence] = {}
     if len(top) > 1 and records:  # `itemgetter` of one key gives values, not tuples
         # KeyError: a field some record lacks (not reported); read with `get` below.
@@ -368,11 +370,30 @@ def _columns(records: list[dict], columns: list[Column]) -> list[Sequence]:
     if records and not held:
         held = {key: [record.get(key) for record in records] for key in top}
     return [
-        held.get(column.source[0], ())
-        if len(column.source) == 1
-        else [_dig(record, column.source) for record in records]
+        held.get(column.source[0], ()) if _top_level(column) else _dug(records, column)
         for column in columns
     ]
+
+
+def _top_level(column: Column) -> bool:
+    """A field read by its one top-level name (the fast way)."""
+    return len(column.source) == 1 and not column.also
+
+
+def _dug(records: list[dict], column: Column) -> list:
+    """A nested field's values, or a field of several names (`Column.also`): each record's
+    first path that holds a value, so a service naming the field otherwise fills it too."""
+    if not column.also:
+        return [_dig(record, column.source) for record in records]
+    return [_first(record, column.sources) for record in records]
+
+
+def _first(record: dict, paths: tuple[tuple[str, ...], ...]) -> object:
+    for path in paths:
+        value = _dig(record, path)
+        if value is not None:
+            return value
+    return None
 
 
 def records_to_frame(

@@ -70,7 +70,7 @@ def describe(column: Column, schema: TableSchema) -> str:
         return words[schema.layout.value]
     parts = []
     if column.source:
-        parts.append(f"Service field `{'.'.join(column.source)}`.")
+        parts.append(_service_field(column))
     elif column.name in OWN_COLUMNS:
         parts.append(OWN_COLUMNS[column.name])
     if column.kind in KIND_WORDS:
@@ -80,6 +80,15 @@ def describe(column: Column, schema: TableSchema) -> str:
     if column.name in schema.natural_key:
         parts.append("Part of the natural key.")
     return " ".join(parts)
+
+
+def _service_field(column: Column) -> str:
+    """The field a column is read from, and the other names a service may give it."""
+    named = f"Service field `{'.'.join(column.source)}`"
+    if not column.also:
+        return named + "."
+    others = ", ".join(f"`{'.'.join(path)}`" for path in column.also)
+    return f"{named} (or {others}, as a service may name it)."
 
 
 def column_types(schema: TableSchema) -> list[tuple[str, str, str]]:

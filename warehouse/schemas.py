@@ -74,6 +74,15 @@ class Column:
     source: tuple[str, ...]  # path in the service's record; () for columns we add
     enum: tuple[str, ...] = ()
     required: bool = False
+    # Other paths a service may send the same value under, where the spec leaves the field's
+    # name open: read when `source` holds nothing (`transforms/records.py`), and never taken
+    # for a field of its own (`transforms/evolution.py`).
+    also: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def sources(self) -> tuple[tuple[str, ...], ...]:
+        """Every path the value may arrive under, `source` first; () for columns we add."""
+        return (self.source, *self.also) if self.source else ()
 
 
 def snake(name: str) -> str:
@@ -88,9 +97,12 @@ def field(
     enum: tuple[str, ...] = (),
     required: bool = False,
     name: str | None = None,
+    also: tuple[str, ...] = (),
 ) -> Column:
-    """A column read from the service's field `path` (dots descend into nested objects)."""
-    return Column(name or snake(path), kind, tuple(path.split(".")), enum, required)
+    """A column read from the service's field `path` (dots descend into nested objects), or
+    from any path of `also` when the spec leaves the field's name open."""
+    others = tuple(tuple(other.split(".")) for other in also)
+    return Column(name or snake(path), kind, tuple(path.split(".")), enum, required, others)
 
 
 @dataclass(frozen=True)
@@ -898,7 +910,9 @@ ADVERTISING_CHANGES = change_log(
     "`correlation_id` joins the optimizer's history. E-mail addresses in `actor` are stored as "
     "keyed pseudonyms (`person:…`), never in clear.",
     field("entity_type", Kind.STRING),
-    field("entity_id", Kind.ID),
+    # Spec 4.8 names the log's filters, not its rows' fields (`campaign` and `adgroup` are
+    # both): a service may name the changed entity as its filter is, `entity`.
+    field("entity_id", Kind.ID, also=("entity", "entityId")),
     field("campaign", Kind.ID),
     field("adgroup", Kind.ID),
     *AD_PLACE,

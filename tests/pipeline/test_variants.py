@@ -3,7 +3,8 @@
 Each sandbox variant (`sandbox/variants.py`) makes the spec's open choices otherwise:
 money as JSON numbers, fields we have never seen of every JSON type, short pages, unknown
 totals, other window caps in other words, Retry-After as a date, 502s with no body, bodies cut
-short, fractional timestamps, more currencies, an agency client that shares nothing. Served
+short, fractional timestamps, more currencies, an agency client that shares nothing, the change
+log's entity under another name. Served
 over real HTTP and extracted by `adwh run`, every variant must give exit 0 and a warehouse that
 holds exactly what the variant's own answers hold: rows and exact sums per table, every new
 field as a column with the values served, and no e-mail address anywhere.
@@ -276,7 +277,8 @@ def check_rows(home: Path, table: str, key: tuple[str, ...], served: list[dict])
     """Every served row is in the table, and every field the registry does not know is a
     column holding the value served."""
     schema = TABLES[table]
-    known = {c.source[0] for c in schema.columns if c.source} | {"object", *UNFOLDED.get(table, ())}
+    read = {path[0] for column in schema.columns for path in column.sources}  # every name
+    known = read | {"object", *UNFOLDED.get(table, ())}
     extras = sorted({name for row in served for name in row} - known)
     assert query(home, f'SELECT count(*) FROM "{table}"') == [(len(served),)], table
     if not extras:
@@ -425,6 +427,31 @@ def test_the_change_log_and_history_are_complete(extracted):
                         break
                 day += timedelta(days=1)
     assert query(home, "SELECT count(*) FROM optimization_history") == [(history,)]
+
+
+def test_the_change_logs_entity_is_kept_whatever_name_the_service_gives_it(extracted):
+    """Spec 4.8 shows no row fields of the change log: a variant names the changed entity as
+    its filter is (`entity`), or `entityId`. Every row's `entity_id` holds it, and the
+    change-log mart names each changed target from it."""
+    service, home, ran = extracted
+    name = service.variant.change_entity
+    changes = Truth(service, span(ran)).dated_log("/v1/advertising-changes")
+    served = {(row["account_id"], row["id"]): row[name] for row in changes}
+    assert served and None not in served.values()
+    kept = query(home, "SELECT account_id, id, entity_id FROM advertising_changes")
+    assert {(account, id_): entity for account, id_, entity in kept} == served
+    targets = set(query(home, "SELECT account_id, id FROM targets"))
+    listed = [
+        row
+        for row in changes
+        if row["entity_type"] == "target" and (row["account_id"], row[name]) in targets
+    ]
+    named = query(
+        home,
+        "SELECT count(*) FROM mart_change_log "
+        "WHERE entity_type = 'target' AND entity_name IS NOT NULL",
+    )
+    assert listed and named == [(len(listed),)]
 
 
 def test_every_new_column_is_recorded_once_with_its_run(extracted):

@@ -27,6 +27,8 @@ from sandbox.reference import MORE_COUNTRIES
 from sandbox.service import SandboxService
 from sandbox.variant_money import DECIMAL, MONEY_FIELDS, trimmed
 from sandbox.variant_records import (
+    CHANGE_ENTITY_FIELD,
+    CHANGE_ENTITY_FIELDS,
     ENTITY_KINDS,
     JSON_TYPES,
     ROW_KINDS,
@@ -301,6 +303,7 @@ def test_variants_1_to_6_make_every_open_choice_somewhere():
     assert {v.short_pages > 0 for v in variants} == {True, False}
     assert {v.null_totals for v in variants} >= {0.0, 1.0}
     assert {v.timestamps for v in variants} == set(TIMESTAMP_FORMS)
+    assert {v.change_entity for v in variants} == set(CHANGE_ENTITY_FIELDS)
     assert set().union(*(v.marketplaces for v in variants)) == {c.code for c in MORE_COUNTRIES}
     assert {c.currency for c in MORE_COUNTRIES} == {"INR", "BRL", "AED", "SEK", "PLN", "MXN", "AUD"}
     assert {v.agency for v in variants} == {True, False}
@@ -571,6 +574,23 @@ def test_the_agency_account_without_connections_answers_empty_lists(number):
     status, body, _ = service.handle("GET", "/v1/campaigns", [], {"authorization": f"Bearer {KEY}"})
     assert status == 403 and body["error"]["code"] == "account_required"
     assert ok(service, "/v1/campaigns")["data"]  # the main account shares its connections
+
+
+# ---------------------------------------------------------------------- the change log's entity
+@pytest.mark.parametrize("number", VARIANTS)
+def test_the_change_log_names_its_entity_as_the_variant_does_and_filters_by_it(number):
+    """Spec 4.8 names the filter `entity`, not the row's field: a variant's rows carry the
+    changed entity under its name, in our field's place, and the filter finds them by it."""
+    service = variant_service(number)
+    name = service.variant.change_entity
+    rows = ok(service, "/v1/advertising-changes", limit=20)["data"]
+    plain = ok(variant_service_zero(), "/v1/advertising-changes", limit=1)["data"][0]
+    at = list(plain).index(CHANGE_ENTITY_FIELD)
+    others = set(CHANGE_ENTITY_FIELDS) - {name}
+    assert rows and all(list(row)[at] == name and not others & set(row) for row in rows)
+    found = ok(service, "/v1/advertising-changes", entity=rows[0][name], limit=100)["data"]
+    assert rows[0]["id"] in {row["id"] for row in found}
+    assert all(row[name] == rows[0][name] for row in found)
 
 
 # ---------------------------------------------------------------------- timestamps, currencies

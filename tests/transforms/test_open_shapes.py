@@ -3,7 +3,8 @@
 Pages are built from JSON text, as the client receives them, and typed by the same `Output`
 the pipeline uses: money as a decimal string or a JSON number (spec 1 versus 2.2), counts as
 integers however written, timestamps with or without fractions and with `Z` or an offset,
-related fields as an id or as the expanded object, enumerations the spec does not close.
+related fields as an id or as the expanded object, enumerations the spec does not close, a
+field whose name the spec leaves open under each of its names.
 """
 
 from datetime import UTC, datetime
@@ -16,7 +17,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pipelines.client.paging import Page
+from pipelines.sources import SOURCES
 from pipelines.sources.model import Context, Output
+from transforms.evolution import unknown_values
 from warehouse import schemas as s
 from warehouse.contracts import ContractError, validate
 
@@ -148,3 +151,29 @@ def test_enumerations_the_spec_closes_still_refuse_other_values():
 def test_a_string_field_that_arrives_as_a_number_keeps_its_digits():
     frame = typed(s.CAMPAIGNS, campaign(campaignId="123456789012345678901"))
     assert frame["campaign_id"].to_list() == ["123456789012345678901"]
+
+
+CHANGED = "fedcba9876543210fedcba98"
+
+
+def change_log_page(entity: str) -> Page:
+    """One change log row naming its changed entity by `entity` (JSON text: `"name": value`)."""
+    content = (
+        f'{{"object": "list", "has_more": false, "data": [{{"id": "{"c" * 24}", '
+        f'"changed_at": "2026-11-01T10:00:05Z", "entity_type": "target", {entity}}}]}}'
+    ).encode()
+    asked = {"start_date": "2026-11-01", "end_date": "2026-11-01"}
+    return Page("/v1/advertising-changes", asked, orjson.loads(content), content)
+
+
+@pytest.mark.parametrize("name", ["entity_id", "entity", "entityId"])
+@pytest.mark.parametrize("value", [f'"{CHANGED}"', f'{{"id": "{CHANGED}", "object": "target"}}'])
+def test_the_change_logs_entity_is_its_id_under_whichever_name_it_is_sent(name, value):
+    """Spec 4.8 names the log's filter `entity` and shows no row fields: a service may name the
+    changed entity as its filter is. Under any of its names it is `entity_id`, the column the
+    history and the change-log mart join on, and never a column of its own."""
+    page = change_log_page(f'"{name}": {value}')
+    (output,) = next(source for source in SOURCES if source.name == "advertising_changes").outputs
+    frame = output.frame([("test", page)], ACCOUNT, NOW, CONTEXT)
+    assert frame["entity_id"].to_list() == [CHANGED]
+    assert unknown_values(page.rows, s.ADVERTISING_CHANGES) == {}
