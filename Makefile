@@ -94,5 +94,6 @@ screenshots: $(BIN)/adwh
 	$(UV) sync --frozen --python $(PYTHON) --group docs
 	$(BIN)/python -m docs.screenshots
 
+# The environments only: the homes (the per-user data folder, or ADWH_HOME) hold data.
 clean:
-	rm -rf .venv .venv-uv data
+	rm -rf .venv .venv-uv

@@ -11,7 +11,7 @@
 - dlt (rest_api → DuckDB, Parquet loader files) on the seven metrics endpoints, beside our run
   restricted to the same tables and the floor of that run's pages: the three tools side by
   side, for like-for-like ratios;
-- DuckDB: each README example query over the warehouse of the longest window;
+- DuckDB: each example query of the docs over the warehouse of the longest window;
 - start-up: an extraction run's code loaded, beside `import dagster` (bench/startup.py).
 
 Writes bench/RESULTS.md. Environment: BENCH_PRESETS (default "medium,large"), BENCH_DAYS
@@ -350,7 +350,10 @@ def warehouse_steps(home: Path, work: Path) -> dict[str, Step]:
 
 
 def example_queries() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    """The mart queries of the docs: the README and its pages under docs/ (the marts' are in
+    docs/analysts.md)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text() for page in pages)
     return [q.strip() for q in re.findall(r"```sql\n(.*?)```", text, flags=re.S) if "mart_" in q]
 
 

@@ -1,4 +1,4 @@
-"""Screenshots of the Dagster UI after `make demo`, for the README (`make screenshots`).
+"""Screenshots of the Dagster UI after `make demo`, for docs/operators.md (`make screenshots`).
 
 Runs the demo in a scratch `ADWH_HOME`, starts `adwh ui` (`dg dev`, as `make dagster`) on it,
 and drives headless Chromium (Debian's package, through Playwright) to the pages a newcomer

@@ -1,6 +1,6 @@
 """Which tests start a whole run: a Dagster run, an `adwh` command, a server or a process.
 
-The quick loop (`make test-quick`, the README) runs the others: the library, the transforms,
+The quick loop (`make test-quick`, docs/developers.md) runs the others: the library, the transforms,
 the warehouse's builds, the sandbox, in a couple of minutes. A test is marked `whole` at
 collection, from its code rather than by hand, so a new test is sorted without anyone
 remembering to: when its own source, a fixture it uses, or a function of its module that

@@ -7,7 +7,6 @@ after two days of every current-state table extracted and built, in an `ADWH_HOM
 `data`.
 """
 
-import re
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pyarrow.dataset as pads
 import pytest
 from deltalake import DeltaTable
 
-from tests import library, prepared
+from tests import docs, library, prepared
 from tests.conftest import preparing
 from warehouse.build import WAREHOUSE_FILE, build_warehouse
 from warehouse.lake import Lake, current_table
@@ -26,7 +25,6 @@ from warehouse.schemas import TABLES, Column, Kind, Layout
 CAMPAIGNS = TABLES["campaigns"]
 CURRENT_STATE = sorted(name for name, t in TABLES.items() if t.layout is Layout.SNAPSHOT)
 D1, D2 = date(2026, 11, 21), date(2026, 11, 22)
-README = Path(__file__).parents[2] / "README.md"
 
 
 def snapshot(day: date, ids_by_account: dict[str, list[str]]) -> pl.DataFrame:
@@ -48,7 +46,7 @@ def take(lake: Lake, day: date, ids_by_account: dict[str, list[str]]) -> None:
 
 
 def readers(root: Path) -> dict[str, set[tuple[str, str, date]]]:
-    """(account, id, day) of every current row, as each reader the README names sees it."""
+    """(account, id, day) of every current row, as each reader the docs name sees it."""
     folder = root / current_table("campaigns")
     delta = pl.read_delta(str(folder))
     glob = f"{folder}/*.parquet"
@@ -142,8 +140,8 @@ def test_after_two_days_every_reader_of_current_state_counts_as_the_warehouse(tw
 
 
 def test_the_readmes_current_state_example_runs_as_written(two_days, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    (example,) = [block for block in blocks if "current/" in block]
+    """docs/analysts.md's example of the current rows and their history, as written."""
+    (example,) = [block for block in docs.blocks("python") if "current/" in block]
     monkeypatch.setenv("ADWH_HOME", str(two_days))
     namespace: dict = {}
     exec(example, namespace)

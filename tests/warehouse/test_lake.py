@@ -58,7 +58,7 @@ def current(lake: Lake, table: str = "campaign_metrics") -> pl.DataFrame:
 
 
 def plain(root: Path, table: str = "campaign_metrics") -> dict[str, int]:
-    """Rows as the README's plain Parquet readers see them, without the Delta log."""
+    """Rows as the docs' plain Parquet readers see them, without the Delta log."""
     glob = f"{root}/{table}/date=*/**/*.parquet"
     return {
         "duckdb": duckdb.sql(
@@ -209,7 +209,7 @@ def test_time_travel_reads_an_earlier_version_while_history_is_kept(tmp_path):
     history = lake.history("campaign_metrics")
     assert [v.version for v in history] == [1, 0] and history[0].operation == "WRITE"
     assert "account_id = 'a'" in history[0].predicate and history[0].rows_written == 4
-    # a plain reader sees both versions' files while history is kept: the README says so
+    # a plain reader sees both versions' files while history is kept: the docs say so
     assert plain(tmp_path)["duckdb"] == 8
 
 
@@ -228,7 +228,7 @@ def test_by_default_the_housekeeping_leaves_plain_readers_the_current_version(tm
 
 
 def test_plain_readers_stay_correct_after_a_checkpoint(tmp_path):
-    """delta-rs writes a Parquet checkpoint into `_delta_log/` every 100 commits: the README's
+    """delta-rs writes a Parquet checkpoint into `_delta_log/` every 100 commits: the docs'
     glob (`date=*/**`) must not read it as data."""
     lake = Lake(tmp_path)
     for k in range(101):
@@ -312,18 +312,16 @@ def test_a_lake_at_a_relative_path_is_written_and_tidied(tmp_path, monkeypatch):
 
 
 def delta_readers() -> str:
-    """The README's Python example of the Delta readers, as written."""
-    import re
+    """The docs' Python example of the Delta readers, as written (docs/analysts.md)."""
+    from tests import docs
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    (example,) = [block for block in blocks if "pl.scan_delta(" in block]
+    (example,) = [block for block in docs.blocks("python") if "pl.scan_delta(" in block]
     return example
 
 
 @pytest.mark.parametrize("keep_hours", [24, 0])
 def test_the_readmes_delta_readers_run_against_a_lake(tmp_path, monkeypatch, keep_hours):
-    """The README's Python example of the Delta readers, as written, in an `ADWH_HOME` that is
+    """The docs' Python example of the Delta readers, as written, in an `ADWH_HOME` that is
     not the default, on a lake that kept its history and on one whose replaced files the
     default housekeeping removed (a version given by number failed there: its files gone)."""
     lake = Lake(tmp_path / "elsewhere" / "lake", keep_hours=keep_hours)

@@ -11,6 +11,7 @@ from deltalake import DeltaTable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests import docs
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, days, metrics
 from tests.warehouse.test_warehouse_load import contents, from_nothing
 from warehouse.build import WAREHOUSE_FILE, build_warehouse
@@ -100,21 +101,18 @@ def test_tables_checkpoint_often_and_old_tables_are_given_the_property(tmp_path)
     assert table.metadata().configuration["delta.checkpointInterval"] == CHECKPOINT_INTERVAL
 
 
-README = Path(__file__).parents[2] / "README.md"
-
-
 def test_past_a_checkpoint_the_readmes_glob_reads_the_rows_and_a_glob_of_the_folder_does_not(
     tmp_path,
 ):
-    """README, Housekeeping: the glob starts at the partitions, because `**/*.parquet` from the
-    table's folder also matches the checkpoint Delta writes into `_delta_log/` every N commits:
-    N as the README says it, and past it the two globs as the README says."""
-    (said,) = re.findall(r"into `_delta_log/` every (\d+) commits", README.read_text())
+    """docs/analysts.md, What a plain Parquet reader sees: the glob starts at the partitions,
+    because `**/*.parquet` from the table's folder also matches the checkpoint Delta writes into
+    `_delta_log/` every N commits: N as the docs say it, and past it the two globs as they say."""
+    (said,) = re.findall(r"into `_delta_log/` every (\d+) commits", docs.text())
     assert said == CHECKPOINT_INTERVAL
     lake = Lake(tmp_path / "lake")
     for clicks in range(int(CHECKPOINT_INTERVAL) + 1):
         lake.publish(CAMPAIGN_METRICS, metrics("a", SPAN[:1], clicks), SPAN[:1], ["a"])
-    lake.tidy([CAMPAIGN_METRICS.name])  # the vacuum after each build, the README's default
+    lake.tidy([CAMPAIGN_METRICS.name])  # the vacuum after each build, the docs' default
     table = lake.uri(CAMPAIGN_METRICS.name)
     assert list(Path(table, "_delta_log").glob("*.checkpoint.parquet"))
     rows = len(metrics("a", SPAN[:1]))

@@ -111,7 +111,7 @@ def test_a_clustered_day_is_cut_by_account_and_a_pack_rewrites_only_its_own_file
 
 def test_current_rows_crowded_by_runs_are_clustered_and_every_reader_sees_the_same(tmp_path):
     """Each run replaces its accounts' current rows (`current/`, no partitions) with a file of
-    its own; clustered and vacuumed, they are one file that each reader the README names
+    its own; clustered and vacuumed, they are one file that each reader the docs name
     reads as it read the runs' files."""
     lake = Lake(tmp_path / "lake")
     for account in ACCOUNTS:

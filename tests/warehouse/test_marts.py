@@ -29,7 +29,7 @@ from assets.execute import open_instance
 from assets.marts import MANIFEST
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.periods import period_start, periods
-from tests import library, prepared
+from tests import docs, library, prepared
 from tests.conftest import TODAY, direct, preparing
 from warehouse import schemas as s
 from warehouse.build import PREVIOUS_FILE, WAREHOUSE_FILE, build_warehouse
@@ -38,7 +38,6 @@ from warehouse.lake import Lake, lake_columns
 from warehouse.marts import EVERY_ROW, PROJECT_TABLE, MartError, Plan, build_marts
 from warehouse.spec import ECONOMICS_FIELDS
 
-README = Path(__file__).parents[2] / "README.md"
 MODELS = DBT_PROJECT / "models"
 MARTS = {path.stem for path in (MODELS / "marts").glob("mart_*.sql")}
 HISTORIES = {path.stem for path in (MODELS / "history").glob("history_*.sql")}
@@ -1107,8 +1106,8 @@ def test_history_and_change_log_marts_keep_every_row(run):
 
 
 def test_the_readme_documents_every_mart_with_a_query():
-    text = README.read_text()
-    section = text.split("## Marts", 1)[1].split("\n## ", 1)[0]
+    """docs/analysts.md's Marts section (the README links to it)."""
+    section = docs.section(docs.ANALYSTS, "## Marts")
     queries = "\n".join(re.findall(r"```sql\n(.*?)```", section, flags=re.S))
     for name in MARTS:
         assert f"`{name}`" in section and name in queries, name

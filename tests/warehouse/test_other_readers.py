@@ -3,7 +3,7 @@ by the DuckDB 1.x shell `make` installs, by PyArrow and by Polars, with the same
 as the warehouse; and the warehouse file held open by that shell while a build goes on.
 
 The lake and warehouse are those of the run tests/warehouse/test_marts.py makes (shared within
-a session), read from the folder holding `data/`, as the README's paths are written.
+a session), read from the folder holding `data/`, as docs/analysts.md writes the paths.
 """
 
 import shutil
@@ -41,7 +41,7 @@ def data(request) -> Path:
 
 
 def glob(table: str) -> str:
-    """The README's plain Parquet glob of a lake table (from the partitions down)."""
+    """The docs' plain Parquet glob of a lake table (from the partitions down)."""
     return f"data/lake/{table}/date=*/**/*.parquet"
 
 
@@ -55,7 +55,7 @@ def in_the_warehouse(data: Path, table: str) -> Figures:
 
 
 def in_the_shell(data: Path, table: str) -> Figures:
-    """The DuckDB 1.x shell over the Parquet glob, as the README writes it."""
+    """The DuckDB 1.x shell over the Parquet glob, as docs/analysts.md writes it."""
     money, count = FIGURES[table]
     query = (
         f"SELECT currency, count(*), sum({money})::VARCHAR, sum({count}) "

@@ -1,9 +1,9 @@
-"""Every SQL example of README.md runs, and returns rows, on a warehouse one pipeline run built;
-and returns the same rows pasted into the shell `make` installs (DuckDB's CLI, of the 1.x line:
-what DuckDB 1.x clients see in the file).
+"""Every SQL example of the docs (README.md and docs/*.md, tests/docs.py) runs, and returns
+rows, on a warehouse one pipeline run built; and returns the same rows pasted into the shell
+`make` installs (DuckDB's CLI, of the 1.x line: what DuckDB 1.x clients see in the file).
 
 The run is the one tests/warehouse/test_marts.py makes (shared within a session). Statements
-are run from `$ADWH_HOME`, as `adwh sql` runs them, so the README's relative lake paths
+are run from `$ADWH_HOME`, as `adwh sql` runs them, so the docs' relative lake paths
 (`lake/...`) resolve; the shell's answers come through `adwh sql` itself, from another folder.
 """
 
@@ -16,16 +16,16 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests import docs
 from tests.warehouse.test_marts import shared_run
 
-README = Path(__file__).parents[2] / "README.md"
 SHELL = Path(sys.executable).parent / "duckdb"
 ADWH = Path(sys.executable).parent / "adwh"
 
 
 def blocks() -> list[str]:
-    """The README's SQL examples, each as written."""
-    return re.findall(r"```sql\n(.*?)```", README.read_text(), flags=re.S)
+    """The SQL examples of every page, each as written."""
+    return docs.blocks("sql")
 
 
 def statements() -> list[str]:
@@ -42,6 +42,22 @@ def test_the_readme_has_sql_examples_for_the_marts():
     found = statements()
     assert len(found) >= 10
     assert sum("mart_" in s for s in found) >= 9
+
+
+def test_each_page_of_queries_has_its_blocks_and_every_block_is_run():
+    """The README's two queries and the analysts' page's are found where they are, and no
+    page holds a SQL block the tests would not see (the blocks run are every page's)."""
+    for page in docs.SQL_PAGES:
+        assert docs.blocks("sql", page), page.name
+    assert len(docs.blocks("sql", docs.README)) == 2
+    assert sum("mart_" in b for b in docs.blocks("sql", docs.ANALYSTS)) >= 9
+    fences = [
+        line
+        for page in [docs.README, *docs.DOCS.rglob("*.md")]
+        for line in page.read_text().splitlines()
+        if re.match(r"\s*```\s*sql\b", line, flags=re.I)
+    ]
+    assert len(fences) == len(blocks()), "a SQL block the pages' list or its pattern misses"
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +82,7 @@ def test_every_readme_query_returns_rows(warehouse, statement):
 def test_the_shell_make_installs_is_duckdb_1x_and_answers_every_readme_query_alike(
     warehouse, home, tmp_path
 ):
-    """Each README statement as written, in `adwh sql` (the installed shell on the file,
+    """Each docs statement as written, in `adwh sql` (the installed shell on the file,
     read-only, from `$ADWH_HOME`, started here from another folder), its rows kept in a
     database of the shell's own and read back here: the same rows as the pipeline's DuckDB,
     values and types."""
