@@ -4,11 +4,15 @@ Dagster keeps every step failure and check evaluation in the instance; these tur
 the one line a person needs (our errors already say what went wrong in words).
 """
 
+import re
+
 import dagster as dg
 
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.notify import Finding
+from pipelines.sources import SOURCES
+from warehouse.spec import ECONOMICS_LAG_HOURS
 
 
 def error_line(error: object) -> str:
@@ -22,6 +26,25 @@ def error_line(error: object) -> str:
     prefix, _, rest = line.partition(": ")
     cls_name = getattr(error, "cls_name", None)
     return rest if rest and cls_name and prefix.endswith(cls_name) else line
+
+
+# A step whose sources failed says so in one line (`assets/runner.PairsFailedError`): "N sources
+# failed: " then each pair, "account A, source S: cause" or "S: cause", after "; ".
+SEVERAL = re.compile(r"^\d+ sources failed: ")
+NEXT_PAIR = re.compile(
+    r"; (?=(?:account [^,;]+, source )?(?:"
+    + "|".join(re.escape(source.name) for source in SOURCES)
+    + r"): )"
+)
+
+
+def one_failure_a_line(cause: str) -> str:
+    """A step's cause with each failed pair on a line of its own, after the line that says how
+    many: what an alert says of a step that failed for several sources."""
+    several = SEVERAL.match(cause)
+    if several is None:
+        return cause
+    return "\n".join([several.group().rstrip(), *NEXT_PAIR.split(cause[several.end() :])])
 
 
 def metadata_value(entry: object) -> object:
@@ -71,7 +94,8 @@ def findings(
         if event is None:
             continue
         if event.event_type is dg.DagsterEventType.STEP_FAILURE:
-            causes[event.step_key or ""] = error_line(event.step_failure_data.error)
+            error = error_line(event.step_failure_data.error)
+            causes[event.step_key or ""] = one_failure_a_line(error)
         elif event.event_type is dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED:
             planned.setdefault(event.step_key or "", []).append(event.asset_key.to_user_string())
         elif event.event_type is dg.DagsterEventType.ASSET_CHECK_EVALUATION:
@@ -103,14 +127,20 @@ def findings(
 
 
 def restated_cause(largest: dict, threshold: float) -> str:
-    """A restatement past the threshold, in words: which amount of which day moved how much."""
-    held = f" from {largest['held']}" if largest.get("held") is not None else ""
-    return (
+    """A restatement past the threshold, in words: which amount of which day moved how much,
+    from what it was; a day that reported none of it was "not reported", never 0."""
+    what = (
         f"{largest['column']} of {largest['date']} ({largest['currency']}, account "
-        f"{largest['account_id']}) moved {largest['change']}{held}: "
-        f"{float(largest['share']):.1%} of the day's, past ADWH_ALERT_RESTATED_SHARE "
-        f"{threshold:.1%}"
+        f"{largest['account_id']})"
     )
+    if largest.get("held") is not None:
+        moved = f"moved {largest['change']} from {largest['held']}"
+    else:
+        moved = f"moved {largest['change']} from not reported (null)"
+    if largest.get("kinds") == ["arrival"]:
+        moved += f", first reported past the {ECONOMICS_LAG_HOURS[1]}-hour economics lag"
+    share = f"{float(largest['share']):.1%} of the day's"
+    return f"{what} {moved}: {share}, past ADWH_ALERT_RESTATED_SHARE {threshold:.1%}"
 
 
 FINDING_EVENTS = {

@@ -21,6 +21,7 @@ from pipelines.client.credits import CreditBudget, CreditBudgetError
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
+from pipelines.home import service_of
 from pipelines.progress import report, shown
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
@@ -175,6 +176,8 @@ def _from_service(
     extracted_at = datetime.now(UTC)
     budget = run_budget(context, settings)
     spent_before = budget.spent
+
+    context.log.info(f"reading {service_of(settings).name} into {settings.home}")
 
     async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
         packed = ACCOUNTS_TAG in context.run.tags

@@ -11,6 +11,10 @@ reported cells recorded, so the money it moved adds up); an economics amount fir
 where it was null is an `arrival` (spec 2.9: it comes late), not a correction; anything else
 that differs is a `correction`. `economics_status` is not compared: the warehouse derives it
 from the run's reference date, so it changes with time, not with what the service said.
+
+Every cell is recorded, arrivals too; but an arrival in a row the warehouse held as `pending`
+is the lag the spec states, not news: a run's summary says it apart ("economics arrived"), and
+it weighs nothing in what a restatement alert compares (`largest_share`).
 """
 
 from datetime import UTC, datetime
@@ -25,7 +29,12 @@ from warehouse.schemas import (
     Kind,
     TableSchema,
 )
-from warehouse.spec import ECONOMICS_FIELDS, NOT_SUMMED_IN_GROUPS, currency_digits
+from warehouse.spec import (
+    ECONOMICS_FIELDS,
+    ECONOMICS_PENDING,
+    NOT_SUMMED_IN_GROUPS,
+    currency_digits,
+)
 
 APPEARED, DISAPPEARED, ARRIVAL, CORRECTION = RESTATEMENT_KINDS
 # Columns never compared: when a row was fetched (each side's is kept as such), and what the
@@ -152,23 +161,54 @@ def money_moved(schema: TableSchema, cells: pl.DataFrame) -> pl.DataFrame:
 def summary(schema: TableSchema, cells: pl.DataFrame, shown: int = 3) -> str:
     """What a run restated in one table, for its summary line: "3 days restated, sales
     +12.40 USD -3 JPY": the first `shown` amounts that moved, spend and sales first, each
-    currency's change in its own digits (never added across currencies)."""
+    currency's change in its own digits (never added across currencies). Economics first
+    reported are said apart, as what they are: "economics arrived for 2 days"."""
+    arrived = cells.filter(pl.col("kind") == ARRIVAL)
+    restated = cells.filter(pl.col("kind") != ARRIVAL)
+    said = []
+    if not restated.is_empty():
+        said.append(f"{_days(restated)} restated")
+        said += _amounts(schema, restated, shown)
+    if not arrived.is_empty():
+        said.append(f"economics arrived for {_days(arrived)}")
+    return ", ".join(said)
+
+
+def _days(cells: pl.DataFrame) -> str:
     days = cells["date"].n_unique()
-    said = [f"{days} day{'s' if days != 1 else ''} restated"]
+    return f"{days} day{'s' if days != 1 else ''}"
+
+
+def _amounts(schema: TableSchema, cells: pl.DataFrame, shown: int) -> list[str]:
     changes: dict[str, list[str]] = {}
     for column, currency, change in money_moved(schema, cells).iter_rows():
         changes.setdefault(column, []).append(
             f"{change:+,.{currency_digits(currency)}f} {currency}"
         )
     ordered = sorted(changes, key=lambda c: HEADLINE.index(c) if c in HEADLINE else len(HEADLINE))
-    said += [f"{column} {' '.join(changes[column])}" for column in ordered[:shown]]
+    said = [f"{column} {' '.join(changes[column])}" for column in ordered[:shown]]
     if len(ordered) > shown:
         said.append(f"{len(ordered) - shown} more amounts moved")
-    return ", ".join(said)
+    return said
 
 
 # The amounts a summary names first: spend, sales, then the seller economics' bottom lines.
 HEADLINE = ("cost", "sales", "net_sales", "margin_before_ads", "amazon_fees")
+
+
+def awaited(schema: TableSchema, cells: pl.DataFrame, before: pl.DataFrame) -> pl.DataFrame:
+    """Of `cells`, the economics that arrived as the spec says they do (2.9: 48-72 hours late):
+    an `arrival` in a row the warehouse held as `pending` (`before`'s `economics_status`: null,
+    its day less than ECONOMICS_LAG_HOURS before the reference date of the run that fetched
+    it, contract 5.4). An arrival in a row held as `missing` (past the lag) is not awaited."""
+    if "economics_status" not in before.columns or cells.is_empty():
+        return cells.clear()
+    row_key = [name for name in schema.natural_key if name not in OWN_COLUMNS]
+    pending = before.filter(pl.col("economics_status") == ECONOMICS_PENDING).select(
+        "account_id", "date", "currency", pl.struct(row_key).struct.json_encode().alias("row_key")
+    )
+    arrivals = cells.filter(pl.col("kind") == ARRIVAL)
+    return arrivals.join(pending, on=["account_id", "date", "currency", "row_key"], how="semi")
 
 
 def largest_share(
@@ -176,11 +216,15 @@ def largest_share(
 ) -> dict[str, object] | None:
     """Of the money the cells moved, the largest change against what its account, day and
     currency held before (`before`'s rows), as a share: what a restatement alert compares
-    with its threshold. A change to a day that held none of that money is a share of 1."""
+    with its threshold. Awaited economics (`awaited`) move nothing here: they are the lag the
+    spec states. A change to a day that held none of that money is a share of 1; `held` is
+    None where the day reported none of it (null: not reported, never 0)."""
+    expected = awaited(schema, cells, before)
+    weighed = cells.join(expected, on=list(RESTATEMENTS.natural_key), how="anti")
     moved = (
-        cells.filter(pl.col("column_name").is_in(money_columns(schema)))
+        weighed.filter(pl.col("column_name").is_in(money_columns(schema)))
         .group_by("account_id", "date", "currency", "column_name")
-        .agg(_change().sum().alias("change"))
+        .agg(_change().sum().alias("change"), pl.col("kind").unique().sort().alias("kinds"))
         .filter(pl.col("change") != 0)
     )
     if moved.is_empty():
@@ -191,7 +235,8 @@ def largest_share(
         variable_name="column_name",
         value_name="held",
     )
-    held = held.group_by("account_id", "date", "currency", "column_name").agg(pl.col("held").sum())
+    reported = pl.when(pl.col("held").is_not_null().any()).then(pl.col("held").sum())
+    held = held.group_by("account_id", "date", "currency", "column_name").agg(reported)
     shares = moved.join(held, on=["account_id", "date", "currency", "column_name"], how="left")
     shares = shares.with_columns(
         pl.when(pl.col("held").fill_null(0) == 0)
@@ -210,4 +255,5 @@ def largest_share(
         "change": f"{top['change']:+.{digits}f}",
         "held": None if top["held"] is None else f"{top['held']:.{digits}f}",
         "share": round(top["share"], 4),
+        "kinds": list(top["kinds"]),
     }

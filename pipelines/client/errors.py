@@ -84,6 +84,7 @@ class UnreachableError(ServiceError):
 
     def __init__(self, base_url: str, error: ServiceError) -> None:
         super().__init__(error.request, None, error.reason)
+        self.base_url = base_url
         self.args = (f"cannot reach the service at {base_url} ({error})",)
 
 

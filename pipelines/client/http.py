@@ -152,15 +152,19 @@ class ServiceClient:
     def base_url(self) -> str:
         return self._fetch.base_url
 
-    async def first_contact(self, path: str) -> Response:
-        """GET `path` as a run's first request: a service that never answers fails the run
-        within FIRST_CONTACT_SECONDS, naming the base URL, instead of after a whole retry
-        policy's backoff (minutes) with only the path; any other error is as `get`'s."""
-        policy = replace(
-            self.retry, total_seconds=min(self.retry.total_seconds, FIRST_CONTACT_SECONDS)
-        )
+    async def first_contact(self, path: str, within: float = FIRST_CONTACT_SECONDS) -> Response:
+        """GET `path` as a run's first request: a service that does not answer (nothing
+        listens, the connection is never made, or nothing comes back on it) fails the run
+        within `within` seconds, every attempt and wait included, naming the base URL, instead
+        of after a whole retry policy's backoff (minutes) or one attempt's read timeout (a
+        minute) with only the path; any other error is as `get`'s."""
+        policy = replace(self.retry, total_seconds=min(self.retry.total_seconds, within))
         try:
-            return await self._get(path, None, None, policy)
+            async with asyncio.timeout(within):
+                return await self._get(path, None, None, policy)
+        except TimeoutError:
+            unanswered = TransientError(describe("GET", path, None), None, f"within {within:g} s")
+            raise UnreachableError(self.base_url, unanswered) from None
         except TransientError as error:
             if error.status is None:
                 raise UnreachableError(self.base_url, error) from None

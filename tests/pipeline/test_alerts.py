@@ -8,27 +8,44 @@ The sensors are Dagster's run status sensors, evaluated on runs recorded in the 
 instance: on one run (`bench.scenarios.evaluate_alert_sensor`), or tick after tick with their
 cursor, as the daemon evaluates them (`daemon_tick`)."""
 
+import asyncio
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 
 import dagster as dg
+import polars as pl
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
+from pydantic import SecretStr
 
 from assets.alerting import FRESHNESS_POLICY
 from assets.definitions import EXTRACTION_ASSETS, daily_schedule, defs
 from assets.execute import QUIET
 from assets.instance import open_instance
 from assets.resources import ServiceResource, WarehouseResource
+from assets.run_record import restated_cause
 from bench import scenarios
 from bench.deployment import free_port
-from pipelines.notify import Alert, Finding, deliver, scrubbed
+from pipelines.client.errors import UnreachableError
+from pipelines.client.http import RetryPolicy, ServiceClient
+from pipelines.notify import (
+    ALERT_CHARS,
+    FAILURE_CHARS,
+    Alert,
+    Finding,
+    deliver,
+    scrubbed,
+    tell_refused,
+)
 from pipelines.settings import AlertSettings
 from sandbox.faults import FaultPlan
-from tests.conftest import E_MAIL, SECRET
+from tests import library
+from tests.conftest import E_MAIL, SECRET, TODAY
+from transforms.restatements import largest_share
+from warehouse.schemas import TABLES
 
 HOOK_TOKEN = "T0KEN-hook-secret-9d1e"
 SMTP_PASSWORD = "smtp-pass-secret-77c2"
@@ -126,14 +143,31 @@ def daemon_tick(sensor: str, cursor: str | None) -> tuple[object, str | None]:
         return data, data.cursor
 
 
+# Seven sources of the current state's step that always fail (eight tables: `workflows` feeds
+# two), one past its retries: one failed run's alert was 17,189 characters, each table's line
+# repeating every source's error (issue 70).
+BROKEN = (
+    ("/v1/workflows", 404),
+    ("/v1/portfolios", 404),
+    ("/v1/adgroups", 404),
+    ("/v1/targets", 404),
+    ("/v1/product-ads", 404),
+    ("/v1/search-terms", 503),
+    ("/v1/tasks", 404),
+)
+FAILED_SOURCES = ("workflows", "portfolios", "adgroups", "targets", "product_ads")
+FAILED_SOURCES += ("search_terms", "tasks")
+
+
 def test_a_failed_run_the_cli_could_not_tell_is_told_once_by_the_daemon_to_both_destinations(
     home, embedded, destinations, monkeypatch
 ):
     """`adwh run` meets the webhook down: it says so, and the daemon's sensor, which reads the
-    runs the CLI records, tells the run at its next tick, naming what and where."""
+    runs the CLI records, tells the run at its next tick, naming what and where: each failure
+    once, short enough to read on a phone, the rest a link away."""
     webhook, mailbox = destinations
     _, cursor = daemon_tick("alert_on_failure", None)  # the sensor starts from the newest event
-    embedded.faults = FaultPlan(broken_routes=(("/v1/workflows", 404),))
+    embedded.faults = FaultPlan(broken_routes=BROKEN)
     down = {"ADWH_ALERT_WEBHOOK_URL": f"http://127.0.0.1:{free_port()}/{HOOK_TOKEN}"}
     outcome = scenarios.adwh(home, ONE_DAY, scenarios.FEW_RETRIES, **down)
     assert outcome.code == 1
@@ -143,9 +177,12 @@ def test_a_failed_run_the_cli_could_not_tell_is_told_once_by_the_daemon_to_both_
     _, cursor = daemon_tick("alert_on_failure", cursor)  # sent
     (text,) = webhook[1]
     (mail,) = mailbox.messages
-    assert text.startswith("ads-warehouse: run failed: workflow_campaigns, workflow_performance")
-    assert f"· {DAY} ·" in text and "account " in text and "source workflows" in text
-    assert "GET /v1/workflows?limit=100: 404" in text
+    assert text.startswith("ads-warehouse: run failed: adgroups, portfolios, product_ads")
+    assert f"· {DAY} ·" in text and "account " in text and "7 sources failed:" in text
+    assert "GET /v1/workflows?limit=100: 404" in text and "503" in text
+    failed = [*(f"source {name}:" for name in FAILED_SOURCES), "source workflow_performance:"]
+    assert {name: text.count(name) for name in failed} == dict.fromkeys(failed, 1), text
+    assert len(text) <= ALERT_CHARS and max(map(len, text.splitlines())) <= FAILURE_CHARS
     assert f"http://127.0.0.1:3000/runs/{run_id}" in text
     assert mail["To"] == RECIPIENT and mail["Subject"] == text.splitlines()[0]
     assert mailbox.logins == ["alerts"]
@@ -336,3 +373,103 @@ def test_a_restatement_is_said_in_the_summary_the_metadata_and_past_its_share_an
     assert "ADWH_ALERT_RESTATED_SHARE 5.0%" in told and "sales of 2026-11-2" in told
     assert len(mailbox.messages) == len(webhook[1]) == 1
     assert_nothing_secret(texts(webhook, mailbox))
+
+
+def unreachable(url: str, attempts: int) -> UnreachableError:
+    """What the client says of `url`, where nothing listens, after `attempts` attempts."""
+
+    async def first_contact() -> None:
+        retry = RetryPolicy(attempts=attempts, backoff_base=0.001, backoff_max=0.002)
+        async with ServiceClient(url, SecretStr(SECRET), retry=retry) as client:
+            await client.first_contact("/v1/me")
+
+    with pytest.raises(UnreachableError) as refused:
+        asyncio.run(first_contact())
+    return refused.value
+
+
+def test_one_failure_is_told_once_a_day_whatever_the_counts_its_words_hold(home, destinations):
+    """`cannot reach the service` was posted twice in one day: its words held the attempts made
+    (6, then 7). What is told once is what failed: a refusal's command, day and error (its
+    class, the service's address), not its words nor the range asked for; a run's failure
+    without its counts (attempts, a listing's offset)."""
+    webhook, mailbox = destinations
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    six, seven = unreachable(url, 6), unreachable(url, 7)
+    assert "(gave up after 6 attempts)" in str(six) and "(gave up after 7 attempts)" in str(seven)
+    assert len(tell_refused("run", "the daily range", six)) == 1
+    assert tell_refused("run", "the daily range", seven) == []
+    assert tell_refused("run", f"{DAY}..{DAY}", seven) == []  # the same outage, another range
+    (told,) = webhook[1]
+    assert f"cannot reach the service at {url}" in told and len(mailbox.messages) == 1
+    elsewhere = unreachable(f"http://127.0.0.1:{free_port()}", 6)  # another address: told
+    assert len(tell_refused("run", "the daily range", elsewhere)) == 1
+
+    def failed_after(attempts: int) -> Alert:
+        cause = (
+            f"account 8827, source campaign_metrics: GET /v1/campaign-metrics?limit=1000&offset="
+            f"{attempts}000: 503 busy (gave up after {attempts} attempts)"
+        )
+        finding = Finding("run failed", "campaign_metrics", DAY, cause)
+        return Alert("run failed", f"Run daily {attempts}", "http://ui/runs/1", (finding,))
+
+    assert deliver([failed_after(6)], AlertSettings(), home) == [failed_after(6)]
+    assert deliver([failed_after(7)], AlertSettings(), home) == []  # a retry, failing the same
+    assert len(webhook[1]) == len(mailbox.messages) == 3
+
+
+def test_an_alert_says_each_failure_once_within_its_bound_with_the_link_for_the_rest(
+    home, webhook, monkeypatch
+):
+    """Thirty tables a step left failed, forty sources failing in it: one line of the tables,
+    a line per failure while they fit in ALERT_CHARS, how many more, and the run's link."""
+    monkeypatch.setenv("ADWH_ALERT_WEBHOOK_URL", webhook[0])
+    pairs = [
+        f"account {n:024x}, source source_{n}: GET /v1/source-{n}?start_date={DAY}&end_date="
+        f"{DAY}&limit=1000&offset=3000: 503 Service Unavailable (gave up after 8 attempts)"
+        for n in range(40)
+    ]
+    cause = "\n".join(["40 sources failed:", *pairs])
+    found = tuple(Finding("run failed", f"table_{n:02}", DAY, cause) for n in range(30))
+    link = "http://127.0.0.1:3000/runs/2e0e8a6e-0000-4000-8000-000000000000"
+    deliver([Alert("run failed", "Run daily 2e0e8a6e", link, found)], AlertSettings(), home)
+    (text,) = webhook[1]
+    assert len(text) <= ALERT_CHARS and text.endswith(f"Run daily 2e0e8a6e: {link}")
+    assert text.count("40 sources failed:") == 1 and "table_00, table_01" in text
+    shown = [pair for pair in pairs if pair in text]
+    assert shown == pairs[: len(shown)] and len(shown) >= 5
+    assert f"… {len(pairs) - len(shown)} more lines: in full at the link below" in text
+
+
+def test_economics_arriving_within_their_lag_move_no_alert_and_a_null_is_never_said_0(
+    home, webhook, monkeypatch
+):
+    """A fortnight of daily jobs against a service that restated nothing posted a `restated`
+    alert every day: each was seller economics arriving as the spec says they do (2.9: 48-72
+    hours late), and said `moved +143.34 from 0.00` of a value that was null. Such arrivals
+    are recorded, and said in the summary as what they are, but weigh nothing for the alert;
+    one past the lag is told, and what was null is said not reported."""
+    table, schema = "seller_product_metrics", TABLES["seller_product_metrics"]
+    first, last = TODAY - timedelta(days=2), TODAY - timedelta(days=1)
+    library.succeeded(library.extract(home, first, last, [table], run_id="monday"))
+    held = schema.conformed(library.lake(home).scan(table)).collect()
+    assert set(held["economics_status"]) == {"pending"}
+    tomorrow = (TODAY + timedelta(days=1)).isoformat()
+    again = library.extract(home, first, last, [table], run_id="tuesday", ADWH_TODAY=tomorrow)
+    outcome = library.succeeded(again)[table]
+    cells = pl.concat(outcome.restatements)
+    assert set(cells["kind"]) == {"arrival"} and cells["value_before"].is_null().all()
+    assert library.lake(home).scan("restatements").collect().height == cells.height  # recorded
+    assert outcome.largest_restatement is None  # nothing for the alert to weigh
+    assert outcome.restated_metadata()["restated"] == "economics arrived for 1 day"
+    # The same arrivals in rows held past the lag (`missing`): told, the null said as such.
+    largest = largest_share(schema, cells, held.with_columns(economics_status=pl.lit("missing")))
+    assert largest["held"] is None and largest["kinds"] == ["arrival"]
+    monkeypatch.setenv("ADWH_ALERT_WEBHOOK_URL", webhook[0])
+    finding = Finding("restated", table, f"{first}..{last}", restated_cause(largest, 0.1))
+    deliver(
+        [Alert("restated", "Run daily 1", "http://ui/runs/1", (finding,))], AlertSettings(), home
+    )
+    (text,) = webhook[1]
+    assert "from not reported (null), first reported past the 72-hour economics lag" in text
+    assert not re.search(r"\b0\.0+\b", text), text
