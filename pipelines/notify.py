@@ -37,7 +37,13 @@ from filelock import FileLock
 from tenacity import retry, stop_after_attempt, wait_exponential
 
 from pipelines.client.errors import ServiceError, UnreachableError
-from pipelines.settings import AlertSettings, HomeSettings, load_settings
+from pipelines.settings import (
+    AlertSettings,
+    ConfigurationError,
+    HomeSettings,
+    load_settings,
+    state_folder,
+)
 from transforms.meaning import EMAIL_IN_TEXT
 
 # What an address from the data becomes in a message, should one ever reach it.
@@ -254,9 +260,20 @@ def tell_refused(command: str, days: str, cause: BaseException | str) -> list[Al
         what,
         f"{days}, refused on {refused_on}",
         str(cause),
-        key=f"{what}\x1f{refused_on}\x1f{failed}",
+        key=f"{what}\x1f{refused_on}\x1f{refused_home()}\x1f{failed}",
     )
-    return deliver([Alert(REFUSED, what, "", (finding,))], settings, HomeSettings().home)
+    # Kept outside the home: a refused run changes nothing in it (it may be another
+    # service's, unwritable, or not there yet).
+    return deliver([Alert(REFUSED, what, "", (finding,))], settings, state_folder())
+
+
+def refused_home() -> str:
+    """The home a refused run was given, for the refusal's key; none when it is itself the
+    setting refused."""
+    try:
+        return str(load_settings(HomeSettings).home)
+    except ConfigurationError:
+        return ""
 
 
 @retry(stop=stop_after_attempt(3), wait=wait_exponential(multiplier=0.5, max=4), reraise=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from platformdirs import user_config_path, user_data_path
+from platformdirs import user_config_path, user_data_path, user_state_path
 from pydantic import BeforeValidator, Field, SecretStr, field_validator, model_validator
 from pydantic_core import PydanticUseDefault
 from pydantic_settings import (
@@ -54,6 +54,12 @@ def default_home() -> Path:
 
 def demo_home() -> Path:
     return user_data_path(f"{APP_NAME}-demo")
+
+
+def state_folder() -> Path:
+    """What `adwh` keeps of its own outside any home (`$XDG_STATE_HOME/ads-warehouse`): a
+    refused run changes nothing in its home, yet its alert is sent once a day."""
+    return user_state_path(APP_NAME)
 
 
 def settings_file() -> Path | None:

@@ -4,6 +4,7 @@ import gzip
 import os
 import re
 import sqlite3
+import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -39,6 +40,8 @@ os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 # No settings file (`~/.config/ads-warehouse/env`): a developer's own must not steer the tests;
 # the tests of the file name one of their own.
 os.environ["ADWH_ENV_FILE"] = ""
+# What adwh keeps outside any home (a refusal's alert log): this process's own.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="adwh-state-")
 # Loaded here, so no test's home (which sets a later first day) is in force when they are:
 # without it, a worker whose first test sets one starts its partitions on that day.
 import assets.partitions  # noqa: E402, F401
