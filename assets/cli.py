@@ -402,31 +402,57 @@ def _clock(timestamp: float | None) -> str:
     return datetime.fromtimestamp(timestamp or 0, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-# The days the sandbox still revises in the demo's first run (its attribution window).
-DEMO_RESTATED_DAYS = 3
+# The days the sandbox still revises in the demo's first run (its attribution window): within
+# the recent days the next morning's daily job reads again (ADWH_LOOKBACK_DAYS, 3 by default),
+# so that job settles them all.
+DEMO_RESTATED_DAYS = 2
+# The mornings the demo runs the daily job on after its first run, the last one today: each
+# takes its day's snapshot of the current-state tables, so the entity histories (history_<t>)
+# hold days of changes, as those of a warehouse run every day do.
+DEMO_MORNINGS = 3
 
 
 def command_demo(settings: Settings, days: int) -> int:
-    """The embedded sandbox's last `days` days as a service says them in the morning, its
-    latest days' attributed figures still moving; then the daily job, once it settled them:
-    what the service restated is said, and recorded (`restatements`, `mart_restatements`)."""
+    """The embedded sandbox's days as a service says them on the morning before the first of
+    DEMO_MORNINGS, its latest days' attributed figures still moving; then the daily job on each
+    morning up to today: the first says what the service restated meanwhile, and records it
+    (`restatements`, `mart_restatements`); each keeps its day's snapshot (`history_<t>`)."""
+    import contextlib
+    import io
+
+    from assets.execute import on_reference_date
     from assets.report import print_demo_table
     from pipelines.destination import Destination
     from pipelines.plugin import restating
 
     if not settings.uses_sandbox:
         raise UsageError("adwh demo runs on the embedded sandbox; unset ADS_API_BASE_URL")
-    end = settings.today - timedelta(days=1)
-    start = end - timedelta(days=days - 1)
+    if days <= DEMO_MORNINGS:
+        raise UsageError(f"--days must be more than the demo's {DEMO_MORNINGS} mornings")
+    mornings = [settings.today - timedelta(days=n) for n in reversed(range(DEMO_MORNINGS))]
+    before = mornings[0] - timedelta(days=1)
+    start = settings.today - timedelta(days=days)
+    end = before - timedelta(days=1)
     # Where it writes is said by the table's `lake:` and `warehouse:` lines, whole paths on
     # lines of their own: here, a home of any length would push the line past 80 columns.
     print(f"adwh: {start}..{end} of the embedded sandbox (no key needed)")
-    with restating(DEMO_RESTATED_DAYS):
-        status = command_run(settings, start, end, brief=True)
-    if status == 0:
-        print(f"adwh: the daily job, the service's latest {DEMO_RESTATED_DAYS} days settled since")
-        first, last, heal = daily_range(settings, ())
-        status = command_run(settings, first, last, catch_up=True, heal=heal, brief=True)
+    with restating(DEMO_RESTATED_DAYS), on_reference_date(settings, before) as then:
+        status = command_run(then, start, end, brief=True)
+    for morning in mornings:
+        if status != 0:
+            break
+        # The first morning's lines; the others' in one (their summaries are in the instance).
+        quiet = contextlib.redirect_stdout(io.StringIO())
+        if morning == mornings[0]:
+            latest = f"the service's latest {DEMO_RESTATED_DAYS} days settled since"
+            print(f"adwh: the daily job on {morning}, {latest}")
+            quiet = contextlib.nullcontext()
+        elif morning == mornings[1]:
+            later = " and ".join(str(day) for day in mornings[1:])
+            print(f"adwh: the daily job on {later} too: a snapshot a day")
+        with on_reference_date(settings, morning) as then, quiet:
+            first, last, heal = daily_range(then, ())
+            status = command_run(then, first, last, catch_up=True, heal=heal, brief=True)
     if status == 0:
         print_demo_table(settings.home, Destination.of(settings).lake.url)
         print("next: .venv/bin/adwh sql (query the warehouse), make dagster (the Dagster UI)")
@@ -701,7 +727,7 @@ def tell_refused(args: argparse.Namespace, error: Exception) -> None:
 
     days = f"{args.start}..{args.end}" if args.start else "the daily range"
     try:
-        tell(args.command, days, str(error))
+        tell(args.command, days, error)
     except (ConfigurationError, AlertDeliveryError, OSError) as untold:
         print(f"adwh: not told to the alert destinations: {untold}", file=sys.stderr)
 

@@ -7,7 +7,9 @@ materializations per partition, check results, metadata. What the CLI prints is 
 that record through the instance API: materializations, check evaluations, step failures.
 """
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -175,6 +177,27 @@ def run_pipeline(
         except AlertDeliveryError as error:  # the daemon's sensors try again, when one runs
             summary.untold = str(error)
     return summary
+
+
+@contextmanager
+def on_reference_date(settings: Settings, today: date) -> Iterator[Settings]:
+    """The runs started meanwhile as on `today` (`ADWH_TODAY`: what the service answers, and
+    yesterday, are of that date), the warehouse's first day kept (`ADWH_START_DATE`, by
+    default 30 days before the real today): the settings to give them, and the environment
+    their resources read (a run reads it when it starts); the environment as before after.
+    The demo's mornings (`adwh demo`)."""
+    first_day = settings.first_day
+    values = {"ADWH_TODAY": today.isoformat(), "ADWH_START_DATE": first_day.isoformat()}
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield settings.model_copy(update={"today": today, "start_date": first_day})
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def _published_without_warehouse(summary: RunSummary) -> bool:

@@ -7,6 +7,8 @@ with the registry's words (`column_docs`). Written, not hand-kept: a column the 
 is in its history, documented, the next time this runs (`python -m warehouse.history_models`;
 tests/warehouse/test_history.py fails while the files on disk differ from what it writes).
 
+What moves every day by nature (`NIGHTLY_STAMPS`) is kept in a history but opens no interval.
+
 No dbt test: a model's grain (one row per id and valid_from) holds by construction, and each
 test would cost every build ~50 ms and Dagster a check; tests/warehouse/test_history.py holds
 the macro to it.
@@ -22,6 +24,7 @@ from warehouse.schemas import (
     EXTRACTED_AT,
     SNAPSHOTS_SUFFIX,
     TABLES,
+    Kind,
     Layout,
     TableSchema,
 )
@@ -31,9 +34,29 @@ FOLDER = DBT_PROJECT / "models" / "history"
 SNAPSHOTS_SOURCE = "snapshots"
 # The tables the service's change log (advertising_changes) says the changes of: by entity id.
 CHANGE_LOGGED = ("campaigns", "adgroups")
+# What a current-state record holds that moves every day by nature, by table: a column, or a key
+# of a JSON column as `column.key`. The optimizer runs every night (spec 8: "nightly at 03:00
+# UTC") and stamps each campaign it manages with the date of its run (spec 2.2: `optimizeDate`,
+# "read-only, stamped by the optimizer"), whether or not it changed anything: every daily
+# snapshot of such a campaign holds a new date, and so does the configuration (JSON) a
+# workflow's campaign carries. An interval per night would bury the changes a person looks for,
+# so a history keeps these as columns, each with its value in the interval's last snapshot (the
+# latest run while the interval's values held), but opens no interval on them and never names
+# them in `changed_columns`. What the optimizer really changes is a change of the record and
+# opens one: a target's bid, a campaign's `updatedAt` after a placement adjustment;
+# `optimizingSince` (when a workflow first touched the campaign) is stamped once, not nightly.
+NIGHTLY_STAMPS: dict[str, tuple[str, ...]] = {
+    "campaigns": ("optimization_config_optimize_date",),
+    "workflow_campaigns": ("optimization_config.optimizeDate",),
+}
 HEADER = "Written by `python -m warehouse.history_models` from the registry: do not edit."
 
 HELD = "The value throughout the interval."
+STAMPED = (
+    "Stamped every night by the optimizer's run, so it opens no interval: its value in the "
+    "interval's last snapshot."
+)
+UNCHANGED_BY_STAMPS = "Never for what the optimizer's nightly run stamps alone (its date)."
 INTERVAL_COLUMNS = {
     "valid_from": "The first snapshot day that held these values: they changed after "
     "previous_snapshot and by this day.",
@@ -79,6 +102,23 @@ def attributes_of(schema: TableSchema) -> list[str]:
     return [c.name for c in schema.columns if c.name not in skipped]
 
 
+def stamps_of(schema: TableSchema) -> tuple[list[str], dict[str, list[str]]]:
+    """What moves every night in the table's records (`NIGHTLY_STAMPS`): the columns, and per
+    JSON column the keys; a name the registry does not hold is refused."""
+    columns, keys = [], {}
+    for stamp in NIGHTLY_STAMPS.get(schema.name, ()):
+        name, _, key = stamp.partition(".")
+        if name not in attributes_of(schema) or (key and schema.column(name).kind is not Kind.JSON):
+            raise ValueError(f"NIGHTLY_STAMPS: {schema.name} has no attribute {stamp}")
+        if key and not key.isidentifier():
+            raise ValueError(f"NIGHTLY_STAMPS: {stamp}: a key of the JSON's top level, by name")
+        if key:
+            keys.setdefault(name, []).append(key)
+        else:
+            columns.append(name)
+    return columns, keys
+
+
 def model_name(schema: TableSchema) -> str:
     return f"history_{schema.name}"
 
@@ -92,6 +132,11 @@ def model_sql(schema: TableSchema) -> str:
     ]
     if schema.name in CHANGE_LOGGED:
         arguments.append("change_log=true")
+    stamped, stamped_keys = stamps_of(schema)
+    if stamped:
+        arguments.append(f"stamped={json.dumps(stamped)}")
+    if stamped_keys:
+        arguments.append(f"stamped_keys={json.dumps(stamped_keys)}")
     listed = ",\n    ".join(arguments)
     return f"-- {HEADER}\n{{{{ entity_history(\n    {listed}\n) }}}}\n"
 
@@ -100,8 +145,23 @@ def model_columns(schema: TableSchema) -> list[tuple[str, str]]:
     """(name, description) of the model's columns, in its order."""
     described = {c.name: describe(c, schema) for c in schema.columns}
     columns = [(name, described[name]) for name in [ACCOUNT_ID.name, *key_of(schema)]]
-    columns += list(INTERVAL_COLUMNS.items())
-    columns += [(name, f"{described[name]} {HELD}") for name in attributes_of(schema)]
+    stamped, stamped_keys = stamps_of(schema)
+    intervals = dict(INTERVAL_COLUMNS)
+    if stamped or stamped_keys:
+        intervals["changed_columns"] += f" {UNCHANGED_BY_STAMPS}"
+    columns += list(intervals.items())
+    for name in attributes_of(schema):
+        if name in stamped:
+            held = STAMPED
+        elif name in stamped_keys:
+            keys = ", ".join(f"`{key}`" for key in stamped_keys[name])
+            held = (
+                f"Its {keys} stamped every night by the optimizer's run, which opens no "
+                "interval: the value in the interval's last snapshot, the rest held throughout."
+            )
+        else:
+            held = HELD
+        columns.append((name, f"{described[name]} {held}"))
     if schema.name in CHANGE_LOGGED:
         columns += list(LOGGED_COLUMNS.items())
     return columns

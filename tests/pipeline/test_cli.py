@@ -4,12 +4,14 @@ import contextlib
 import io
 import os
 import re
+from datetime import date
 
 import duckdb
 import pytest
 
 from assets.cli import main
 from bench.deployment import free_port
+from tests import docs
 
 
 @pytest.mark.parametrize(
@@ -181,39 +183,59 @@ def test_a_backfill_range_is_checked_like_a_runs(home, capsys):
     assert "is after --end" in capsys.readouterr().err
 
 
-@pytest.mark.slow(seconds=60)  # two runs: 56 s alone, 105 s in the loaded suite
+def history_queries() -> list[str]:
+    """The SQL examples of the entity history, wherever the docs hold them."""
+    return [b.strip().rstrip(";") for b in docs.blocks("sql") if "FROM history_" in b]
+
+
+@pytest.mark.slow(seconds=60)  # four runs of a few days: 62 s alone
 def test_the_demo_writes_under_the_default_home_where_it_is_started(
     home, tmp_path, monkeypatch, capsys
 ):
     """`make demo` sets no ADWH_HOME: everything goes under the demo's own home beside the
     default one, in the platform's per-user data folder (`$XDG_DATA_HOME` here), whatever the
     folder it starts from. What it says fits 80 columns whatever the home: a line for what it
-    does, one for what it published, the daily job after it and what the service restated
-    meanwhile, where (whole paths, on lines of their own), the table, what next."""
+    does, one for what it published, the daily job the next morning and what the service
+    restated meanwhile, the daily job on the mornings after, where (whole paths, on lines of
+    their own), the table, what next. A snapshot a day, so the docs' history queries answer.
+    (The warehouse's first day is the demo's: its first morning has no other day to catch up.)"""
     monkeypatch.delenv("ADWH_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    monkeypatch.setenv("ADWH_START_DATE", "2026-11-18")
     monkeypatch.chdir(tmp_path)
-    assert main(["demo", "--days", "3"]) == 0
+    assert main(["demo", "--days", "5"]) == 0
+    assert os.environ["ADWH_TODAY"] == "2026-11-23"  # as before its mornings
+    assert os.environ["ADWH_START_DATE"] == "2026-11-18"
     demo = tmp_path / "share" / "ads-warehouse-demo"
     assert not (tmp_path / "data").exists() and not (tmp_path / "share" / "ads-warehouse").exists()
     assert (demo / "warehouse.duckdb").exists()
     assert (demo / "lake" / "campaign_metrics" / "_delta_log").is_dir()
     said = capsys.readouterr().out.splitlines()
     sandbox = "of the embedded sandbox (no key needed)"
-    assert said[0] == f"adwh: 2026-11-20..2026-11-22 {sandbox}"  # the same in any home
+    assert said[0] == f"adwh: 2026-11-18..2026-11-19 {sandbox}"  # the same in any home
     assert said[1].startswith("adwh: 33 tables, ") and said[1].endswith(" credits spent")
-    assert said[2] == "adwh: the daily job, the service's latest 3 days settled since"
+    assert said[2] == "adwh: the daily job on 2026-11-21, the service's latest 2 days settled since"
     assert said[3].startswith("adwh: 33 tables, ")
-    assert said[4].startswith("campaign_metrics: 3 days restated")
+    assert said[4].startswith("campaign_metrics: 2 days restated")
     others = r"adwh: \d+ other tables restated too \(see mart_restatements\)"
     assert any(re.fullmatch(others, line) for line in said[5:8]), said
     lake = next(i for i, line in enumerate(said) if line.startswith("lake: "))
+    mornings = "adwh: the daily job on 2026-11-22 and 2026-11-23 too: a snapshot a day"
+    assert said[lake - 1] == mornings
     assert said[lake + 1].startswith("warehouse: ")  # whole paths
     assert said[-1].startswith("next: .venv/bin/adwh sql")
     assert len(said) < 30 and max(len(line) for line in said[:lake] + said[lake + 2 :]) <= 80
+    queries = history_queries()
     with duckdb.connect(str(demo / "warehouse.duckdb"), read_only=True) as con:
-        restated = con.sql("SELECT count(DISTINCT date) FROM mart_restatements").fetchall()
-    assert restated == [(3,)], said
+        restated = con.sql(
+            "SELECT list(DISTINCT date ORDER BY date) FROM mart_restatements "
+            "WHERE table_name = 'campaign_metrics'"
+        ).fetchall()
+        snapshots = con.sql("SELECT count(DISTINCT date) FROM campaigns_snapshots").fetchall()
+        answers = [con.sql(query).fetchall() for query in queries]
+    assert restated == [([date(2026, 11, 18), date(2026, 11, 19)],)], said
+    assert snapshots == [(4,)]
+    assert len(queries) == 2 and all(answers), queries
 
 
 def test_a_date_past_yesterday_names_where_today_came_from(home, capsys, monkeypatch):

@@ -13,9 +13,16 @@
     (advertising_changes) for the id logged from the previous snapshot's day up to the day
     before valid_from: the service's snapshot of a day is taken by its run in the morning, so a
     change logged on that day shows in the next snapshot. Failed changes changed nothing and
-    are left out (spec 4.8: `result: failed` rows carry the marketplace's refusal). -#}
-{% macro entity_history(table, key, attributes, change_log=false) %}
+    are left out (spec 4.8: `result: failed` rows carry the marketplace's refusal).
+
+    `stamped` (columns) and `stamped_keys` (per JSON column, keys of its top level) are what
+    moves every day by nature (`NIGHTLY_STAMPS` in warehouse/history_models.py: the date of the
+    optimizer's nightly run): kept, with their value in the interval's last snapshot, but a
+    stamped column is never compared and a JSON column is compared without its stamped keys,
+    so they open no interval and are never named in `changed_columns`. -#}
+{% macro entity_history(table, key, attributes, change_log=false, stamped=[], stamped_keys={}) %}
 {%- set id = (['account_id'] + key) | join(', ') -%}
+{%- set compared = attributes | reject('in', stamped) | list -%}
 WITH snapshots AS (
     SELECT * FROM {{ source('snapshots', table) }}
 ),
@@ -36,8 +43,9 @@ compared AS (
         lag(s.date) OVER same_id AS seen_before,
         d.previous_day,
         CASE WHEN lag(s.date) OVER same_id IS NOT NULL THEN list_filter([
-            {%- for column in attributes %}
-            CASE WHEN s."{{ column }}" IS DISTINCT FROM lag(s."{{ column }}") OVER same_id
+            {%- for column in compared %}
+            {%- set value = entity_history_compared(column, stamped_keys.get(column, [])) %}
+            CASE WHEN {{ value }} IS DISTINCT FROM lag({{ value }}) OVER same_id
                 THEN '{{ column }}' END{{ ',' if not loop.last }}
             {%- endfor %}
         ], lambda name: name IS NOT NULL) END AS changed_columns
@@ -67,7 +75,9 @@ intervals AS (
         first(changed_columns ORDER BY date) AS changed_columns,
         count(*) AS snapshots
         {%- for column in attributes %},
-        first("{{ column }}" ORDER BY date) AS "{{ column }}"
+        {#- a stamp's latest value; the others are the same on every day of the interval #}
+        {{ 'last' if column in stamped or column in stamped_keys else 'first' -}}
+        ("{{ column }}" ORDER BY date) AS "{{ column }}"
         {%- endfor %}
     FROM versioned
     GROUP BY ALL
@@ -120,3 +130,16 @@ LEFT JOIN logged AS l
     ON l.account_id = i.account_id AND l.id = i.id AND l.valid_from = i.valid_from
 {%- endif %}
 {% endmacro %}
+
+{#- A snapshot's value of `column` as its history compares it: a JSON object without its
+    stamped `keys` (a merge patch that sets them null removes them: json_remove is not in the
+    DuckDB 1.x that analysts' shells read the views with); anything else whole. -#}
+{% macro entity_history_compared(column, keys) -%}
+{%- if keys -%}
+CASE WHEN json_type(s."{{ column }}") = 'OBJECT'
+                THEN json_merge_patch(s."{{ column }}", '{"{{ keys | join('":null,"') }}":null}')
+                ELSE s."{{ column }}" END
+{%- else -%}
+s."{{ column }}"
+{%- endif -%}
+{%- endmacro %}

@@ -42,5 +42,6 @@
         "optimization_config_optimize_date",
         "optimization_config_optimizing_since"
     ],
-    change_log=true
+    change_log=true,
+    stamped=["optimization_config_optimize_date"]
 ) }}

@@ -8,5 +8,6 @@
         "state",
         "gate",
         "optimization_config"
-    ]
+    ],
+    stamped_keys={"optimization_config": ["optimizeDate"]}
 ) }}
