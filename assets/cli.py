@@ -455,8 +455,19 @@ def command_demo(settings: Settings, days: int) -> int:
             status = command_run(then, first, last, catch_up=True, heal=heal, brief=True)
     if status == 0:
         print_demo_table(settings.home, Destination.of(settings).lake.url)
-        print("next: .venv/bin/adwh sql (query the warehouse), make dagster (the Dagster UI)")
+        print_next_steps(settings)
     return status
+
+
+def print_next_steps(settings: Settings) -> None:
+    """What to try after the demo: in its home, which the other commands find only when told
+    (their default is the home a real service's data goes to)."""
+    from pipelines.settings import demo_home
+
+    if settings.home == demo_home():
+        print("next, in the demo's home:")
+        print(f"  export ADWH_HOME={settings.home}")
+    print("next: .venv/bin/adwh sql (query the warehouse), make dagster (the Dagster UI)")
 
 
 def skipped_without_scopes(scopes: tuple[str, ...]) -> dict[str, list[str]]:
