@@ -21,7 +21,7 @@ from pipelines.client.credits import CreditBudget, CreditBudgetError
 from pipelines.client.stats import RunStats, counting
 from pipelines.extract import extract_source, rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
-from pipelines.home import service_of
+from pipelines.home import claim, service_of
 from pipelines.progress import report, shown
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
@@ -182,6 +182,7 @@ def _from_service(
     async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
         packed = ACCOUNTS_TAG in context.run.tags
         async with service.session(settings, packed=packed, budget=budget) as session:
+            claim(settings, session.credential)  # the home is this service's from now on
             gate = asyncio.Semaphore(SOURCES_AT_ONCE)
             stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
             accounts = [a.id for a in session.accounts]

@@ -16,6 +16,7 @@ the lake holds are among those the key reaches.
 
 import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,11 +115,12 @@ FIELDS = set(ServiceIdentity.__dataclass_fields__)
 
 def record(home: Path, identity: ServiceIdentity) -> None:
     """Write the record whole or not at all: a crash leaves the previous one."""
-    staged = home / f".{RECORD_FILE}.tmp"
     try:
         home.mkdir(parents=True, exist_ok=True)
-        staged.write_text(json.dumps(asdict(identity), indent=2) + "\n")
-        os.replace(staged, home / RECORD_FILE)
+        # A name of its own: a run's steps may record the same service at once.
+        with tempfile.NamedTemporaryFile("w", dir=home, prefix=".service-", delete=False) as f:
+            f.write(json.dumps(asdict(identity), indent=2) + "\n")
+        os.replace(f.name, home / RECORD_FILE)
     except OSError as error:
         raise ConfigurationError(f"ADWH_HOME {home} is not writable: {error.strerror}") from None
 

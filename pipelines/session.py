@@ -17,7 +17,7 @@ from pipelines.client.accounts import (
 from pipelines.client.credits import CreditBudget
 from pipelines.client.http import RetryPolicy, ServiceClient
 from pipelines.client.windows import WindowCaps
-from pipelines.home import check_address, check_holder, claim
+from pipelines.home import check_address, check_holder
 from pipelines.plugin import load_plugin
 from pipelines.settings import DEFAULT_PRESET, Settings
 
@@ -53,7 +53,8 @@ async def open_session(
     """`packed`: the accounts come from a run's pack, not from the user; one the key no longer
     reaches fails alone (`session.unreachable`) instead of the whole run.
     `for_home`: the session reads for `settings.home`, which must belong to this service
-    (`pipelines/home.py`): checked before the first request, and after `/v1/me`."""
+    (`pipelines/home.py`): checked before the first request, and after `/v1/me`; the run's
+    step records it (`claim`) once it writes, so a run refused later changes nothing."""
     if for_home:
         check_address(settings)
     if settings.uses_sandbox:
@@ -71,15 +72,13 @@ async def open_session(
         budget=budget,
     ) as client:
         credential = await describe_credential(client)
-        if for_home:  # refused at once; recorded once the accounts are known good
+        if for_home:
             check_holder(settings, credential)
         if packed:
             accounts, unreachable = await listed_accounts(client, credential, settings.account_ids)
         else:
             accounts = await reachable_accounts(client, credential, settings.account_ids)
             unreachable = []
-        if for_home:
-            claim(settings, credential)
         yield Session(
             client, credential, accounts, WindowCaps(), settings.today, unreachable=unreachable
         )
