@@ -528,13 +528,20 @@ def command_sql(settings: Settings, query: str | None) -> int:
     """DuckDB's shell (the 1.x CLI `make` installs) on the warehouse, read-only, started in
     `$ADWH_HOME`: the README's queries run as written whatever the home, the lake's relative
     paths (`lake/…`) included. Read-only, so a build meanwhile is not made to copy the file."""
+    from pipelines.settings import demo_home
     from warehouse.build import WAREHOUSE_FILE
 
     shell = Path(sys.executable).parent / "duckdb"
     if not shell.exists():
         raise UsageError(f"DuckDB's shell is not installed ({shell}): uv sync --group shell")
     if not (settings.home / WAREHOUSE_FILE).exists():
-        raise UsageError(f"no warehouse in {settings.home} yet: adwh run (or adwh demo) builds it")
+        demo = demo_home()
+        elsewhere = (
+            f"; the demo's is in its own home: export ADWH_HOME={demo}"
+            if (demo / WAREHOUSE_FILE).exists()
+            else ""
+        )
+        raise UsageError(f"no warehouse in {settings.home} yet: adwh run builds it{elsewhere}")
     # The query as `-c`'s command: given alone, a query that starts with a comment (`-- …`) is
     # read by the shell as an option it does not know.
     command = [str(shell), "-readonly", WAREHOUSE_FILE, *(["-c", query] if query else [])]

@@ -238,6 +238,9 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
     assert restated == [([date(2026, 11, 18), date(2026, 11, 19)],)], said
     assert snapshots == [(4,)]
     assert len(queries) == 2 and all(answers), queries
+    monkeypatch.delenv("ADWH_HOME")  # the default home: empty, and says where the demo's is
+    assert main(["sql", "SELECT 1"]) == 2
+    assert f"the demo's is in its own home: export ADWH_HOME={demo}" in capsys.readouterr().err
 
 
 def test_a_date_past_yesterday_names_where_today_came_from(home, capsys, monkeypatch):

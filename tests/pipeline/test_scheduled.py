@@ -30,8 +30,8 @@ def test_the_documented_cron_line_runs_the_daily_job_from_a_bare_environment(tmp
     settings.parent.mkdir(parents=True)
     settings.write_text(
         f"ADS_API_BASE_URL={url}\nADS_API_KEY={SECRET}\n"
-        # what the test fixes of the calendar: the sandbox's reference day, two days held
-        f"ADWH_TODAY={TODAY}\nADWH_START_DATE={TODAY - timedelta(days=2)}\n"
+        # what the test fixes of the calendar: the sandbox's reference day, one day held
+        f"ADWH_TODAY={TODAY}\nADWH_START_DATE={TODAY - timedelta(days=1)}\n"
     )
     settings.chmod(0o600)
     (home / ".local" / "state").mkdir(parents=True)  # the docs: make the log's folder once
@@ -48,5 +48,5 @@ def test_the_documented_cron_line_runs_the_daily_job_from_a_bare_environment(tmp
     assert SECRET not in log
     with duckdb.connect(str(warehouse_home / "warehouse.duckdb"), read_only=True) as con:
         days = con.sql("SELECT count(DISTINCT date) FROM campaign_metrics").fetchall()
-    assert days == [(2,)], log
+    assert days == [(1,)], log
     assert shlex.split(cron_command())[0] == str(ROOT / ".venv" / "bin" / "adwh")
