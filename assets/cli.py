@@ -464,10 +464,13 @@ def print_next_steps(settings: Settings) -> None:
     (their default is the home a real service's data goes to)."""
     from pipelines.settings import demo_home
 
+    steps = ".venv/bin/adwh sql (query the warehouse), make dagster (the Dagster UI)"
     if settings.home == demo_home():
         print("next, in the demo's home:")
         print(f"  export ADWH_HOME={settings.home}")
-    print("next: .venv/bin/adwh sql (query the warehouse), make dagster (the Dagster UI)")
+        print(f"  {steps}")
+    else:
+        print(f"next: {steps}")
 
 
 def skipped_without_scopes(scopes: tuple[str, ...]) -> dict[str, list[str]]:

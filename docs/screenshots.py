@@ -167,7 +167,7 @@ def main() -> int:
             backfill = ["backfill", "--start", "2026-11-20", "--end", "2026-11-22"]
             followed = in_tmux(home, backfill, ADWH_DAGSTER_URL=base)
             shots = [
-                terminal_shot(page, demo, ["tables,", "warehouse:", "next:"], "terminal-demo"),
+                terminal_shot(page, demo, ["tables,", "warehouse:", "next"], "terminal-demo"),
                 terminal_shot(page, sql, ["spend", "acos"], "terminal-sql"),
                 terminal_shot(
                     page,

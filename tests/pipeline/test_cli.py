@@ -224,7 +224,7 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
     assert said[lake - 1] == mornings
     assert said[lake + 1].startswith("warehouse: ")  # whole paths
     assert said[-3:-1] == ["next, in the demo's home:", f"  export ADWH_HOME={demo}"]
-    assert said[-1].startswith("next: .venv/bin/adwh sql")
+    assert said[-1].startswith("  .venv/bin/adwh sql")
     shown = said[:lake] + said[lake + 2 : -2]  # the paths on lines of their own
     assert len(said) < 33 and max(len(line) for line in shown) <= 80
     queries = history_queries()
