@@ -59,6 +59,14 @@ def daily_job(source: Path, servers: tuple[Server, Server], home: Path, days: in
     )
     if first.returncode != 0:
         raise SystemExit(f"the history of {source} failed")
+    if (home / "service.json").exists():  # the same service, served for the next morning
+        subprocess.run(
+            [*ADWH, "home", "move", "--to", servers[1].url],
+            env=environment(source, servers[1], home, today, days),
+            cwd=str(source),
+            check=True,
+            capture_output=True,
+        )
     daily = measure(
         f"daily job ({source.name})",
         [*ADWH, "run"],
