@@ -9,7 +9,7 @@ UV = $$(command -v uv || echo .venv-uv/bin/uv)
 # modules an extraction run loads, ~0.1 s of every run process's start.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: demo test test-quick lint format bench bench-scale soak profile profile-pack dagster screenshots clean
+.PHONY: install demo test test-quick lint format bench bench-scale soak profile profile-pack dagster screenshots clean
 
 # What the product, the sandbox, DuckDB's shell and the UI need, without the test tools (the
 # `dev` group, which `make test` adds). Quiet: one line, not a line per package. --inexact: a
@@ -27,6 +27,9 @@ $(BIN)/pytest: $(BIN)/adwh
 	@echo "adwh: installing the test tools in .venv"
 	@$(UV) sync --frozen --quiet --inexact --python $(PYTHON)
 	@touch $@
+
+# The environment alone (`.venv/bin/adwh`), for a machine that reads its own service.
+install: $(BIN)/adwh
 
 demo: $(BIN)/adwh
 	@$(BIN)/adwh demo
