@@ -305,10 +305,12 @@ def command_run(
     catch_up: bool = False,
     heal: Mapping[str, date] | None = None,
     brief: bool = False,
+    warehouse: bool = True,
 ) -> int:
     """`catch_up`: the daily run, each account from its own first day in [start, end], each
     source of `heal` from the day it heals;
-    `brief`: the summary in one line (the demo's), not a line per table."""
+    `brief`: the summary in one line (the demo's), not a line per table;
+    `warehouse`: False when a later run builds it."""
     from assets.execute import run_pipeline
     from assets.report import print_brief, print_summary
     from pipelines.destination import Destination
@@ -333,7 +335,14 @@ def command_run(
             live(sys.stderr.isatty() and not from_raw, len(sources_of(tables))),
         ):
             summary = run_pipeline(
-                settings, start, end, tables, from_raw=from_raw, catch_up=catch_up, heal=heal
+                settings,
+                start,
+                end,
+                tables,
+                from_raw=from_raw,
+                catch_up=catch_up,
+                heal=heal,
+                warehouse=warehouse,
             )
     except Timeout:
         raise RunRefusedError(f"another adwh run is using {home}; try again when it ends") from None
@@ -436,8 +445,9 @@ def command_demo(settings: Settings, days: int) -> int:
     # Where it writes is said by the table's `lake:` and `warehouse:` lines, whole paths on
     # lines of their own: here, a home of any length would push the line past 80 columns.
     print(f"adwh: {start}..{end} of the embedded sandbox (no key needed)")
+    # Only the last morning builds the warehouse, from every day and snapshot the lake holds.
     with restating(DEMO_RESTATED_DAYS), on_reference_date(settings, before) as then:
-        status = command_run(then, start, end, brief=True)
+        status = command_run(then, start, end, brief=True, warehouse=False)
     for morning in mornings:
         if status != 0:
             break
@@ -452,7 +462,10 @@ def command_demo(settings: Settings, days: int) -> int:
             print(f"adwh: the daily job on {later} too: a snapshot a day")
         with on_reference_date(settings, morning) as then, quiet:
             first, last, heal = daily_range(then, ())
-            status = command_run(then, first, last, catch_up=True, heal=heal, brief=True)
+            last_morning = morning == mornings[-1]
+            status = command_run(
+                then, first, last, catch_up=True, heal=heal, brief=True, warehouse=last_morning
+            )
     if status == 0:
         print_demo_table(settings.home, Destination.of(settings).lake.url)
         print_next_steps(settings)

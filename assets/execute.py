@@ -70,6 +70,7 @@ class RunSummary:
     run_ids: list[str] = field(default_factory=list)  # the run, and a warehouse build after it
     untold: str | None = None  # why what went wrong could not be told (`assets/alerting.py`)
     max_credits: int | None = None
+    warehouse_built: bool = True  # False: a run without the warehouse (`run_pipeline`)
 
 
 def configured_service() -> ServiceResource:
@@ -115,17 +116,18 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
     summary.failure = failure or "; ".join(dict.fromkeys(failed_steps)) or None
 
 
-def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
-    """The assets that produce `tables` (whole sources), plus the warehouse; None for all."""
-    if not tables:
+def selection(tables: tuple[str, ...], warehouse: bool = True) -> list[dg.AssetKey] | None:
+    """The assets that produce `tables` (whole sources; every table when none is named), plus
+    the warehouse unless told not to; None for all."""
+    if not tables and warehouse:
         return None
     known = {o.schema.name: s for s in SOURCES for o in s.outputs}
     unknown = sorted(set(tables) - set(known))
     if unknown:
         raise ValueError(f"unknown tables: {', '.join(unknown)}; known: {', '.join(known)}")
-    names = {o.schema.name for t in tables for o in known[t].outputs}
-    warehouse = [key for asset in WAREHOUSE_ASSETS for key in asset.keys]
-    return [dg.AssetKey(name) for name in sorted(names)] + warehouse
+    names = {o.schema.name for t in tables or known for o in known[t].outputs}
+    built = [key for asset in WAREHOUSE_ASSETS for key in asset.keys] if warehouse else []
+    return [dg.AssetKey(name) for name in sorted(names)] + built
 
 
 def from_raw_config() -> dict:
@@ -142,11 +144,13 @@ def run_pipeline(
     from_raw: bool = False,
     catch_up: bool = False,
     heal: Mapping[str, date] | None = None,
+    warehouse: bool = True,
 ) -> RunSummary:
     """One run of the `daily` job over [start, end]: from the service, or from raw pages;
-    `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`)."""
+    `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`); without
+    the warehouse's build when a later run builds it (`warehouse=False`: the demo's)."""
     Destination.of(settings).clean_staging()
-    summary = RunSummary(start, end, max_credits=settings.max_credits)
+    summary = RunSummary(start, end, max_credits=settings.max_credits, warehouse_built=warehouse)
     run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
     command = "rebuild" if from_raw else "run"
     with open_instance() as instance:
@@ -161,7 +165,7 @@ def run_pipeline(
                 **heal_tags(heal or {}),
             },
             raise_on_error=False,
-            asset_selection=selection(tables),
+            asset_selection=selection(tables, warehouse),
         )
         summary.run_id = result.run_id
         read_outcome(instance, result.run_id, summary)

@@ -87,8 +87,9 @@ def print_brief(summary: RunSummary) -> None:
     """The run in one line: what a newcomer needs of it (the demo)."""
     lines = [line for line in summary.tables if "rows" in line.metadata]
     rows = sum(int(line.metadata["rows"]) for line in lines)
+    built = ", the warehouse built" if summary.warehouse_built else ""
     print(
-        f"adwh: {len(lines)} tables, {rows:,} rows published, the warehouse built; "
+        f"adwh: {len(lines)} tables, {rows:,} rows published{built}; "
         f"{summary.credits} credits spent"
     )
     restated = restated_tables(summary)
