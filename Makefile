@@ -19,7 +19,7 @@ $(BIN)/adwh: pyproject.toml uv.lock
 		($(PYTHON) -m venv .venv-uv && .venv-uv/bin/pip install --quiet uv)
 	@echo "adwh: installing the environment in .venv (a minute or two the first time)"
 	@$(UV) sync --frozen --quiet --inexact --no-dev --python $(PYTHON)
-	@$(BIN)/python -m compileall -q pipelines assets transforms warehouse sandbox >/dev/null
+	@$(BIN)/python -m compileall -q launcher pipelines assets transforms warehouse sandbox >/dev/null
 	@touch $@
 
 # The test tools (pytest, hypothesis, ruff, moto, …) on top.

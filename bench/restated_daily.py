@@ -30,7 +30,7 @@ RESTATE_DAYS = 3
 
 
 # `adwh` of the checkout its PYTHONPATH names, with this checkout's environment (.venv).
-ADWH = [sys.executable, "-c", "import sys; from assets.cli import main; sys.exit(main())"]
+ADWH = [sys.executable, "-c", "import sys; from launcher.cli import main; sys.exit(main())"]
 
 
 def environment(source: Path, server: Server, home: Path, today: str, days: int) -> dict:

@@ -43,7 +43,6 @@ import dagster as dg
 import psutil
 import sqlalchemy
 
-from assets.backfill import extract_runs, launch_backfills
 from assets.definitions import warehouse_job
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from bench.__main__ import KEY, REFERENCE, ROOT, Server, serve
@@ -60,6 +59,7 @@ from bench.deployment import (
 )
 from bench.floor import fetch_all, requests_of
 from bench.ui_load import page_load_seconds
+from launcher.backfill import extract_runs, launch_backfills
 from pipelines.fanout import ACCOUNTS_TAG
 from pipelines.settings import load_settings
 from warehouse.lake import Lake

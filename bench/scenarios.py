@@ -3,7 +3,7 @@
 Shared by the tests (short ranges, a few cases each, in `make test`) and by
 `python -m bench.soak` (the soak: longer ranges, many seeds and kills, counted in
 RELIABILITY.md). Every scenario runs the real command: in process through
-`assets.cli.main` (faults are switched on the embedded sandbox that run uses), or as a
+`launcher.cli.main` (faults are switched on the embedded sandbox that run uses), or as a
 subprocess that can be SIGKILLed. A clean run of the same range, in a home of its own, is what
 every outcome is compared with.
 """
@@ -34,10 +34,10 @@ import duckdb
 # they start 30 days back, which moves past the scenarios' fixed days). The tests set the same.
 os.environ.setdefault("ADWH_START_DATE", "2025-10-01")
 
-from assets import execute
-from assets.cli import main
 from bench.deployment import free_port
 from bench.lake_reader import WAREHOUSE, partition_digests
+from launcher import execute
+from launcher.cli import main
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService
@@ -514,7 +514,7 @@ def spawn(home: Path, argv: list[str], log: Path) -> subprocess.Popen:
     """`adwh ARGV` as a process of its own, as cron or a shell would start it."""
     with log.open("ab") as sink:
         return subprocess.Popen(
-            [sys.executable, "-m", "assets.cli", *argv],
+            [sys.executable, "-m", "launcher.cli", *argv],
             cwd=REPO,
             env=subprocess_env(home),
             stdin=subprocess.DEVNULL,

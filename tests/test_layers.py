@@ -1,6 +1,7 @@
-"""The layers point one way (ARCHITECTURE.md): the Dagster layer (`assets/`) on top, the library
-beneath it (`pipelines/`), then `transforms/`, then `warehouse/`. ruff's banned-import rule
-holds it: each lower layer's configuration bans Dagster and every layer above it, and keeps
+"""The layers point one way (ARCHITECTURE.md): the `adwh` launcher (`launcher/`) on top, the
+Dagster layer (`assets/`) beneath it, the library beneath that (`pipelines/`), then
+`transforms/`, then `warehouse/`. ruff's banned-import rule holds it: each lower layer's
+configuration bans every layer above it (and, beneath the Dagster layer, Dagster), and keeps
 the project-wide bans its nested configuration had to repeat. The sandbox, the tests' oracle,
 stands outside the layers and imports none of them: it keeps its own reading of the spec."""
 
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["assets", "pipelines", "transforms", "warehouse"]  # top to bottom
+LAYERS = ["launcher", "assets", "pipelines", "transforms", "warehouse"]  # top to bottom
+BENEATH_DAGSTER = LAYERS[2:]
 SANDBOX_MAY_IMPORT = ["sandbox.spec", "httpx", "numpy", "uvicorn"]
 RUFF = Path(sys.executable).with_name("ruff")
 
@@ -29,13 +31,19 @@ def banned(layer: str, source: str) -> list[str]:
     return [line for line in found.stdout.splitlines() if "TID251" in line]
 
 
-@pytest.mark.parametrize("layer", LAYERS[1:])
+@pytest.mark.parametrize("layer", BENEATH_DAGSTER)
 def test_dagster_and_every_layer_above_are_banned_beneath_the_dagster_layer(layer):
     above = LAYERS[: LAYERS.index(layer)]
     for module in ["dagster", "dagster._core.events", *above]:
         findings = banned(layer, f"import {module}")
         assert len(findings) == 1 and "is banned" in findings[0], (layer, module, findings)
     assert len(banned(layer, "from dagster import asset")) == 1
+
+
+def test_the_dagster_layer_imports_nothing_of_the_launcher_above_it():
+    for source in ["import launcher", "from launcher.cli import main"]:
+        findings = banned("assets", source)
+        assert len(findings) == 1 and "is banned" in findings[0], (source, findings)
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -46,7 +54,8 @@ def test_every_layer_may_import_the_layers_beneath_it_and_not_the_project_wide_b
         assert len(banned(layer, f"import {module}")) == 1, (layer, module)
 
 
-def test_the_dagster_layer_imports_dagster():
+def test_the_launcher_and_the_dagster_layer_import_dagster():
+    assert banned("launcher", "import dagster") == []
     assert banned("assets", "import dagster") == []
 
 

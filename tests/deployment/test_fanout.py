@@ -15,11 +15,11 @@ import dagster as dg
 import psutil
 import pytest
 
-from assets.cli import main
 from assets.definitions import WAREHOUSE_ASSETS
 from assets.partitions import RANGE_START_TAG
 from bench.deployment import Deployment, deployment, run_worker_pid, settled, wait_until
 from bench.scenarios import warehouse_digest
+from launcher.cli import main
 from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
 from sandbox.service import SandboxService
 from tests import library

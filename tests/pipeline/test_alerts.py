@@ -23,12 +23,12 @@ from pydantic import SecretStr
 
 from assets.alerting import FRESHNESS_POLICY
 from assets.definitions import EXTRACTION_ASSETS, daily_schedule, defs
-from assets.execute import QUIET
 from assets.instance import open_instance
 from assets.resources import ServiceResource, WarehouseResource
 from assets.run_record import restated_cause
 from bench import scenarios
 from bench.deployment import free_port
+from launcher.execute import QUIET
 from pipelines.client.errors import UnreachableError
 from pipelines.client.http import RetryPolicy, ServiceClient
 from pipelines.notify import (

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from assets.cli import main
+from launcher.cli import main
 from sandbox.service import READ_SCOPES, SandboxService
 from tests import library, prepared
 from tests.conftest import SECRET, TODAY, serving, use_environment

@@ -2,8 +2,8 @@
 the warehouse built after the last of them; and what it says of them. (The whole, against a
 real deployment whose run is killed and retried: tests/deployment/test_fanout.py.)"""
 
-from assets.backfill import PARENT_RUN_TAG, Run, State
 from assets.retries import AUTO_RETRY_TAG, RETRY_WAIT_SECONDS, WILL_RETRY_TAG
+from launcher.backfill import PARENT_RUN_TAG, Run, State
 
 NOW = 30.0  # when the state is asked: the runs below ended at 10 and 20
 

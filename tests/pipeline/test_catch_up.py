@@ -12,11 +12,11 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from assets.cli import parser
 from assets.dated import DATED as DATED_STEP
 from assets.instance import open_instance
 from assets.partitions import first_partition
 from bench import scenarios
+from launcher.cli import parser
 from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, daily_starts
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.faults import NO_FAULTS, FaultPlan

@@ -9,8 +9,8 @@ from datetime import date
 import duckdb
 import pytest
 
-from assets.cli import main
 from bench.deployment import free_port
+from launcher.cli import main
 from tests import docs
 
 
@@ -160,7 +160,7 @@ def test_no_product_module_imports_the_sandbox():
     import sys
 
     code = (
-        "import sys, assets.definitions, assets.cli, assets.execute;"
+        "import sys, assets.definitions, launcher.cli, launcher.execute;"
         "print(sorted(m for m in sys.modules if m == 'sandbox' or m.startswith('sandbox.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -336,8 +336,8 @@ def test_the_run_summary_fits_80_columns_and_cuts_no_table_name(capsys):
     whole, with figures as large as a year of a large account brings."""
     from datetime import date
 
-    from assets.execute import RunSummary, TableLine
-    from assets.report import print_summary
+    from launcher.execute import RunSummary, TableLine
+    from launcher.report import print_summary
     from warehouse.schemas import TABLES
 
     figures = {"rows": 12_345_678, "partitions": 366, "pages": 123_456, "credits": 999_999}
@@ -349,3 +349,30 @@ def test_the_run_summary_fits_80_columns_and_cuts_no_table_name(capsys):
     shown = {line.split()[0] for line in printed if line.strip()}
     assert set(TABLES) <= shown
     assert any("12,345,678" in line and "12,346" in line for line in printed)
+
+
+def test_each_subcommand_is_a_module_of_its_own_that_registers_it():
+    """`adwh`'s subcommands, one module each in launcher/commands/ (`history` lives with the
+    lake's): each parses to the handler of the module that registered it."""
+    from launcher.cli import parser
+    from launcher.commands import COMMANDS
+
+    days = ["--start", "2026-11-01", "--end", "2026-11-02"]
+    argvs = {
+        "run": ["run"],
+        "backfill": ["backfill", *days],
+        "rebuild": ["rebuild", *days],
+        "demo": ["demo"],
+        "check": ["check"],
+        "home": ["home"],
+        "ui": ["ui"],
+        "sql": ["sql"],
+        "lake": ["lake", "optimize"],
+        "history": ["history", "campaign_metrics"],
+        "sandbox": ["sandbox", "serve"],
+    }
+    modules = {parser().parse_args(argv).handler.__module__ for argv in argvs.values()}
+    assert modules == {command.__name__ for command in COMMANDS}
+    for name, argv in argvs.items():
+        module = parser().parse_args(argv).handler.__module__
+        assert module == f"launcher.commands.{'lake' if name == 'history' else name}", name

@@ -8,9 +8,9 @@ from datetime import UTC, date, datetime
 import dagster as dg
 import polars as pl
 
-from assets.cli import EXIT_FAILED, main
 from assets.instance import open_instance
 from assets.runner import CREDITS_TAG
+from launcher.cli import EXIT_FAILED, main
 from pipelines.client.windows import extract_windows
 from tests.conftest import FIRST_DAY
 

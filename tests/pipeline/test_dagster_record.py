@@ -15,13 +15,13 @@ import duckdb
 import pytest
 import yaml
 
-from assets.cli import main
 from assets.definitions import WAREHOUSE_ASSETS, defs
 from assets.instance import CONFIG, PROJECT_ROOT, dagster_home
 from assets.marts import MANIFEST, MANIFEST_PROJECT
 from assets.resources import WarehouseResource
 from assets.retries import AUTO_RETRY_TAG, WILL_RETRY_TAG
 from bench import scenarios
+from launcher.cli import main
 from tests.conftest import TODAY, copy_of_a_run
 
 SPAN = ("2026-11-18", "2026-11-20")

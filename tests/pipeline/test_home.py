@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assets.cli import main
 from bench import scenarios
+from launcher.cli import main
 from pipelines import home as homes
 from pipelines.client.accounts import Credential
 from pipelines.settings import load_settings

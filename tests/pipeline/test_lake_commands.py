@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from assets.cli import main
+from launcher.cli import main
 from tests.conftest import copy_of_a_run
 from tests.pipeline.test_pipeline import snapshot_of
 from warehouse.build import build_warehouse

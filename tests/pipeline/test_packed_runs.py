@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 
 from assets.definitions import defs
-from assets.execute import QUIET
 from assets.instance import open_instance
 from assets.partitions import range_tags
 from bench.scenarios import FEW_RETRIES, adwh, run_args
+from launcher.execute import QUIET
 from pipelines.fanout import ACCOUNTS_TAG, RETRY_TAG_PREFIX
 from sandbox.faults import NO_FAULTS, FaultPlan
 from sandbox.service import SandboxService

@@ -14,7 +14,7 @@ import polars as pl
 import pyarrow.dataset as ds
 import pytest
 
-from assets.cli import main
+from launcher.cli import main
 from pipelines.sources import SOURCES
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from tests import library, prepared

@@ -161,7 +161,7 @@ def in_terminal(argv: list[str], env: dict[str, str], on_output: Callable[[str],
     controller, terminal = os.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
     process = subprocess.Popen(
-        [sys.executable, "-m", "assets.cli", *argv],
+        [sys.executable, "-m", "launcher.cli", *argv],
         cwd=REPO,
         env=env,
         stdin=terminal,

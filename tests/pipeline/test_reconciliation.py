@@ -11,11 +11,11 @@ import dagster as dg
 import polars as pl
 from deltalake import DeltaTable
 
-from assets.cli import main
 from assets.definitions import defs
 from assets.instance import open_instance
 from assets.partitions import range_tags
 from assets.reconciliation import RECONCILED, RECONCILED_CHECK
+from launcher.cli import main
 from sandbox.faults import FaultPlan
 
 START, END = date(2026, 11, 18), date(2026, 11, 22)

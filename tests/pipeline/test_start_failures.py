@@ -12,10 +12,10 @@ import dagster as dg
 import pytest
 from pydantic import SecretStr
 
-from assets.cli import main
 from assets.instance import open_instance
 from bench.deployment import free_port
 from bench.scenarios import FEW_RETRIES, adwh, environment, one_line
+from launcher.cli import main
 from pipelines.client.errors import UnreachableError
 from pipelines.client.http import ServiceClient
 from tests.conftest import SECRET

@@ -18,8 +18,8 @@ import pytest
 from rich.text import Text
 
 from assets.instance import dagster_dir
-from assets.ui import GRACE, shown
 from bench.deployment import free_port, listens, wait_until
+from launcher.ui import GRACE, shown
 
 TICKS = """
 { sensorOrError(sensorSelector: {repositoryLocationName: "pipelines.definitions",

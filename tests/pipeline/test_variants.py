@@ -24,10 +24,10 @@ import duckdb
 import orjson
 import pytest
 
-from assets.cli import main
 from assets.instance import open_instance
 from assets.reconciliation import RECONCILED
 from assets.runner import CREDITS_TAG
+from launcher.cli import main
 from pipelines.client.credits import CreditBudget
 from sandbox.automation_api import PERFORMANCE
 from sandbox.service import RequestRecord, SandboxService

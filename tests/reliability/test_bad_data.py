@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from assets.cli import main
 from bench.scenarios import lake_digest
+from launcher.cli import main
 from tests import library
 from tests.conftest import copy_of_a_run
 

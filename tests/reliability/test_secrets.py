@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from pydantic import SecretStr
 
-from assets.cli import main
+from launcher.cli import main
 from pipelines.client.errors import ServiceError, TransientError
 from pipelines.client.http import RetryPolicy, ServiceClient
 from tests import library

@@ -18,7 +18,7 @@ from functools import cache
 import httpx
 import pytest
 
-from assets.cli import parser
+from launcher.cli import parser
 from sandbox.app import SandboxTransport
 from sandbox.embedded import embedded_service
 from sandbox.faults import NO_FAULTS, PAST_HTTP_DATE, FaultPlan

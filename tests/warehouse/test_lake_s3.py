@@ -7,7 +7,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from assets.cli import main
+from launcher.cli import main
 from tests.pipeline.test_pipeline import snapshot_of
 from tests.warehouse.test_lake import CAMPAIGN_METRICS, D1, current, days, metrics, run_writers
 from warehouse.lake import Lake

@@ -24,9 +24,9 @@ import polars as pl
 import pytest
 from deltalake import write_deltalake
 
-from assets.cli import main
-from assets.execute import open_instance
 from assets.marts import MANIFEST
+from launcher.cli import main
+from launcher.execute import open_instance
 from sandbox.embedded import DEFAULT_PRESET, embedded_service
 from sandbox.periods import period_start, periods
 from tests import docs, library, prepared

@@ -7,7 +7,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from assets.execute import RunSummary, TableLine
+from launcher.execute import RunSummary, TableLine
 
 # A terminal's own width; 80 columns elsewhere (a log, a pipe): the summary fits either.
 console = Console() if Console().is_terminal else Console(width=80)

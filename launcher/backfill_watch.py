@@ -13,7 +13,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from assets.backfill import Launched, State, follow, refresh_sensor_running
+from launcher.backfill import Launched, State, follow, refresh_sensor_running
 from pipelines.settings import Settings
 
 # How often the webserver is asked (one query of the runs and backfills: milliseconds).
