@@ -128,7 +128,7 @@ def cli_run(argv: list[str]) -> prepared.Builder:
     environment of the `home` fixture."""
 
     def build(target: Path) -> None:
-        from assets.cli import main
+        from launcher.cli import main
 
         with preparing(target):
             assert main(argv) == 0
