@@ -66,6 +66,9 @@ class ServiceIdentity:
         return not (self.credential and other.credential)
 
 
+FIELDS = set(ServiceIdentity.__dataclass_fields__)
+
+
 def normalized(url: str) -> str:
     """An address as compared: scheme and host in lower case, no default port, no final
     slash (`https://API.example.com:443/` is `https://api.example.com`)."""
@@ -110,9 +113,6 @@ def recorded(home: Path) -> ServiceIdentity | None:
     return ServiceIdentity(**{k: v for k, v in body.items() if k in FIELDS})
 
 
-FIELDS = set(ServiceIdentity.__dataclass_fields__)
-
-
 def record(home: Path, identity: ServiceIdentity) -> None:
     """Write the record whole or not at all: a crash leaves the previous one."""
     try:
@@ -143,20 +143,22 @@ def moved_between_addresses(holder: ServiceIdentity, reader: ServiceIdentity) ->
 
 def check_address(settings: Settings) -> None:
     """Before any request: refuse a run of another address than the home's service."""
-    holder, reader = recorded(settings.home), service_of(settings)
-    if holder is not None and not holder.same_place(reader):
+    holder = recorded(settings.home)
+    if holder is not None:
+        refuse_another_place(settings.home, holder, service_of(settings))
+
+
+def refuse_another_place(home: Path, holder: ServiceIdentity, reader: ServiceIdentity) -> None:
+    if not holder.same_place(reader):
         move = moved_between_addresses(holder, reader)
-        raise ForeignServiceError(refusal(settings.home, holder.name, reader, move))
+        raise ForeignServiceError(refusal(home, holder.name, reader, move))
 
 
 def claim(settings: Settings, credential: Credential) -> None:
     """Before the run's first read: refuse another holder (`check_holder`); record the
     service at a home's first run, and a replaced key or newly reached accounts since."""
     reader, holder = check_holder(settings, credential)
-    if holder is None or (holder.credential, holder.accounts) != (
-        reader.credential,
-        reader.accounts,
-    ):
+    if holder != reader:
         record(settings.home, reader)
 
 
@@ -172,10 +174,9 @@ def check_holder(
         if held and reader.accounts and held.isdisjoint(reader.accounts):
             shown = f"the service of the {counted(len(held), 'account')} its lake holds"
             raise ForeignServiceError(refusal(home, shown, reader))
-    elif not holder.same_place(reader):
-        move = moved_between_addresses(holder, reader)
-        raise ForeignServiceError(refusal(home, holder.name, reader, move))
-    elif not reader.same_holder(holder):
+        return reader, holder
+    refuse_another_place(home, holder, reader)
+    if not reader.same_holder(holder):
         shown = f"{holder.name} as {holder.kind} {holder.credential}".rstrip()
         raise ForeignServiceError(
             refusal(home, shown, replace(reader, address=f"{reader.name} as another key"))
@@ -185,13 +186,17 @@ def check_holder(
 
 def standing(settings: Settings, credential: Credential) -> tuple[bool, str]:
     """Whether a run of `settings` may write into its home, and why, in words: what `adwh
-    check` says; nothing is recorded."""
-    home, reader, holder = settings.home, service_of(settings, credential), recorded(settings.home)
+    check` says (`check_holder`'s judgement); nothing is recorded."""
+    home = settings.home
+    try:
+        _, holder = check_holder(settings, credential)
+    except ForeignServiceError:
+        holder = recorded(home)
+        owner = holder.name if holder is not None else "another service"
+        return False, f"home {home}: belongs to {owner}; a run of this service is refused"
     if holder is None:
         return True, f"home {home}: no service recorded yet; the first run records this one"
-    if holder.same_place(reader) and reader.same_holder(holder):
-        return True, f"home {home}: this service's"
-    return False, f"home {home}: belongs to {holder.name}; a run of this service is refused"
+    return True, f"home {home}: this service's"
 
 
 def counted(number: int, thing: str) -> str:
