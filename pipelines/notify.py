@@ -246,7 +246,7 @@ class AlertDeliveryError(RuntimeError):
 REFUSED = "run refused"
 
 
-def tell_refused(command: str, days: str, cause: BaseException | str) -> list[Alert]:
+def tell_refused(command: str, days: str, cause: BaseException) -> list[Alert]:
     """Tell that `adwh <command>` was refused before any run started (the key, the service's
     address, a setting, the home): no Dagster run records it, so no sensor can. Told once a
     day per command and failure (`failure_key`: not per message, whose counts vary, nor per
@@ -254,13 +254,12 @@ def tell_refused(command: str, days: str, cause: BaseException | str) -> list[Al
     settings = load_settings(AlertSettings)
     what = f"adwh {command}"
     refused_on = datetime.now(UTC).date()
-    failed = failure_key(cause) if isinstance(cause, BaseException) else without_counts(cause)
     finding = Finding(
         REFUSED,
         what,
         f"{days}, refused on {refused_on}",
         str(cause),
-        key=f"{what}\x1f{refused_on}\x1f{refused_home()}\x1f{failed}",
+        key=f"{what}\x1f{refused_on}\x1f{refused_home()}\x1f{failure_key(cause)}",
     )
     # Kept outside the home: a refused run changes nothing in it (it may be another
     # service's, unwritable, or not there yet).
