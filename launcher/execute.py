@@ -7,7 +7,6 @@ materializations per partition, check results, metadata. What the CLI prints is 
 that record through the instance API: materializations, check evaluations, step failures.
 """
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from assets.runner import CREDITS_TAG, RECONCILIATION_CREDITS_TAG
 from pipelines.catch_up import CATCH_UP_TAG, heal_tags
 from pipelines.destination import Destination
 from pipelines.notify import AlertDeliveryError
-from pipelines.settings import Settings
+from pipelines.settings import Settings, in_environment
 from pipelines.sources import SOURCES
 
 # The console gets only our one-line summary; Dagster's full event log stays in the instance.
@@ -70,7 +69,11 @@ class RunSummary:
     run_ids: list[str] = field(default_factory=list)  # the run, and a warehouse build after it
     untold: str | None = None  # why what went wrong could not be told (`assets/alerting.py`)
     max_credits: int | None = None
-    warehouse_built: bool = True  # False: a run without the warehouse (`run_pipeline`)
+
+    @property
+    def warehouse_built(self) -> bool:
+        """The warehouse step materialized (not run: `run_pipeline(warehouse=False)`, or failed)."""
+        return any(line.table in WAREHOUSE_KEYS for line in self.tables)
 
 
 def configured_service() -> ServiceResource:
@@ -150,7 +153,7 @@ def run_pipeline(
     `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`); without
     the warehouse's build when a later run builds it (`warehouse=False`: the demo's)."""
     Destination.of(settings).clean_staging()
-    summary = RunSummary(start, end, max_credits=settings.max_credits, warehouse_built=warehouse)
+    summary = RunSummary(start, end, max_credits=settings.max_credits)
     run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
     command = "rebuild" if from_raw else "run"
     with open_instance() as instance:
@@ -192,24 +195,15 @@ def on_reference_date(settings: Settings, today: date) -> Iterator[Settings]:
     The demo's mornings (`adwh demo`)."""
     first_day = settings.first_day
     values = {"ADWH_TODAY": today.isoformat(), "ADWH_START_DATE": first_day.isoformat()}
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
+    with in_environment(values):
         yield settings.model_copy(update={"today": today, "start_date": first_day})
-    finally:
-        for name, value in before.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
 
 
 def _published_without_warehouse(summary: RunSummary) -> bool:
     """The run published tables but failed before its warehouse step: Dagster skips every
     step after a failed one, so the tables of the sources that did not fail are in the lake
     and not yet in the warehouse."""
-    built = {line.table for line in summary.tables} & WAREHOUSE_KEYS
-    return bool(summary.tables) and not built
+    return bool(summary.tables) and not summary.warehouse_built
 
 
 def _build_after(instance: dg.DagsterInstance, summary: RunSummary, command: str) -> None:

@@ -7,7 +7,6 @@ it, and another simulator (a recorder, a replay of real pages) plugs in the same
 """
 
 import importlib
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -15,7 +14,7 @@ from typing import Protocol
 
 import httpx
 
-from pipelines.settings import ConfigurationError
+from pipelines.settings import ConfigurationError, in_environment
 
 
 class ServicePlugin(Protocol):
@@ -54,15 +53,8 @@ RESTATE_DAYS_VARIABLE = "ADWH_SANDBOX_RESTATE_DAYS"
 def restating(days: int) -> Iterator[None]:
     """The embedded sandbox revising its `days` latest days for the runs started meanwhile
     (each run's process reads its environment when it starts), as before afterwards."""
-    before = os.environ.get(RESTATE_DAYS_VARIABLE)
-    os.environ[RESTATE_DAYS_VARIABLE] = str(days)
-    try:
+    with in_environment({RESTATE_DAYS_VARIABLE: str(days)}):
         yield
-    finally:
-        if before is None:
-            del os.environ[RESTATE_DAYS_VARIABLE]
-        else:
-            os.environ[RESTATE_DAYS_VARIABLE] = before
 
 
 def load_plugin(name: str) -> ServicePlugin:

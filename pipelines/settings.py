@@ -6,6 +6,8 @@ the CLI starts, so tests can set variables per case and Dagster can show config 
 """
 
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -44,6 +46,22 @@ OLD_DEFAULT_HOME = Path("data")
 # The settings file: the contract's variables as `NAME=value` lines, read under the
 # environment (which wins), so a scheduler's bare environment needs no variable at all.
 SETTINGS_FILE_VARIABLE = "ADWH_ENV_FILE"
+
+
+@contextmanager
+def in_environment(values: Mapping[str, str]) -> Iterator[None]:
+    """`values` in this process's environment while the block runs, as before afterwards: for
+    the runs started meanwhile, whose settings and resources read it when they start."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def default_home() -> Path:
