@@ -8,6 +8,7 @@ from datetime import date
 
 import duckdb
 import pytest
+from deltalake import DeltaTable
 
 from bench.deployment import free_port
 from launcher.cli import main
@@ -209,7 +210,7 @@ def test_the_demo_writes_under_the_default_home_where_it_is_started(
     demo = tmp_path / "share" / "ads-warehouse-demo"
     assert not (tmp_path / "data").exists() and not (tmp_path / "share" / "ads-warehouse").exists()
     assert (demo / "warehouse.duckdb").exists()
-    assert (demo / "lake" / "campaign_metrics" / "_delta_log").is_dir()
+    assert DeltaTable.is_deltatable(str(demo / "lake" / "campaign_metrics"))
     said = capsys.readouterr().out.splitlines()
     sandbox = "of the embedded sandbox (no key needed)"
     assert said[0] == f"adwh: 2026-11-18..2026-11-19 {sandbox}"  # the same in any home
