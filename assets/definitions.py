@@ -22,13 +22,13 @@ from assets.alerting import alert_sensors
 from assets.automation import warehouse_refresh_sensor
 from assets.current import CURRENT_STATE
 from assets.dated import DATED, RESTATEMENTS_RECORD
-from assets.healing import days_to_heal
+from assets.healing import plan_the_day
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
 from assets.marts import warehouse_marts
 from assets.partitions import range_tags
 from assets.reconciliation import reconciliation
 from assets.resources import ServiceResource, WarehouseResource
-from pipelines.catch_up import CATCH_UP_TAG, heal_tags, plan_daily
+from pipelines.catch_up import CATCH_UP_TAG, heal_tags
 from pipelines.client.errors import ServiceError
 from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, short_digest
 
@@ -105,8 +105,7 @@ def daily_schedule(
     except ServiceError as error:
         context.log.warning(f"the daily runs were not started: {error}")
         return [not_started(today)]
-    heal = days_to_heal(context.instance, settings)
-    plan = plan_daily(warehouse.destination().lake, accounts, settings, heal=heal)
+    plan = plan_the_day(context.instance, settings, warehouse.destination().lake, accounts)
     starts = {account: plan.account_start(account) for account in plan.accounts}
     days = {account: (plan.end - start).days + 1 for account, start in starts.items()}
     requests = []
@@ -115,7 +114,12 @@ def daily_schedule(
         requests.append(
             dg.RunRequest(
                 run_key=f"daily-{plan.end}-{short_digest(tags[ACCOUNTS_TAG])}",
-                tags={**range_tags(start, plan.end), **tags, CATCH_UP_TAG: "1", **heal_tags(heal)},
+                tags={
+                    **range_tags(start, plan.end),
+                    **tags,
+                    CATCH_UP_TAG: "1",
+                    **heal_tags(plan.heal),
+                },
             )
         )
     return requests

@@ -15,10 +15,11 @@ from datetime import date, timedelta
 import dagster as dg
 
 from assets.dated import DATED
-from pipelines.catch_up import CATCH_UP_HORIZON_DAYS
+from pipelines.catch_up import CATCH_UP_HORIZON_DAYS, DailyPlan, plan_daily
 from pipelines.settings import Settings
 from pipelines.sources import SOURCES
 from pipelines.sources.model import Source
+from warehouse.lake import Lake
 
 
 def days_to_heal(
@@ -43,3 +44,18 @@ def days_to_heal(
             day = date.fromisoformat(failed[0])
             heal[source] = min(day, heal.get(source, day))
     return heal
+
+
+def plan_the_day(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    lake: Lake,
+    accounts: Iterable[str],
+    sources: Iterable[Source] = SOURCES,
+) -> DailyPlan:
+    """The daily job's plan, as the schedule and `adwh run` start its runs: each account of
+    each dated source from the first day the lake lacks (`pipelines/catch_up.py`), or the day
+    its last attempt failed."""
+    sources = list(sources)
+    heal = days_to_heal(instance, settings, sources)
+    return plan_daily(lake, accounts, settings, sources, heal)

@@ -6,27 +6,24 @@ extractions into Dagster metadata (each partition its own rows) and one contract
 per table.
 """
 
-import asyncio
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from functools import partial
+from datetime import date, timedelta
 
 import dagster as dg
 from pydantic import Field
 
 from assets.resources import ServiceResource, WarehouseResource
-from pipelines.catch_up import CATCH_UP_TAG, heal_of, plan_daily
+from pipelines.catch_up import CATCH_UP_TAG, heal_of
 from pipelines.client.credits import CreditBudget, CreditBudgetError
-from pipelines.client.stats import RunStats, counting
-from pipelines.extract import extract_source, rebuild_source
+from pipelines.client.stats import RunStats
+from pipelines.extract import rebuild_source
 from pipelines.fanout import ACCOUNTS_TAG, for_run, retry_tag
-from pipelines.home import claim, service_of
-from pipelines.progress import report, shown
+from pipelines.home import service_of
 from pipelines.settings import Settings
 from pipelines.sources.model import Source
-from pipelines.stages.outcome import Outcomes, complete_spans
-from warehouse.coverage import record_coverage
+from pipelines.stages.outcome import Outcomes
+from pipelines.step import extract_step
 from warehouse.schemas import RESTATEMENTS
 
 CONTRACT_CHECK = "contract"
@@ -61,11 +58,6 @@ def date_range(context: dg.AssetExecutionContext, source: Source, today: date) -
         return today, today
     window = context.partition_time_window
     return window.start.date(), window.end.date() - timedelta(days=1)
-
-
-# Sources of a step extracted at once: cursor lists are sequential by nature, so several
-# walking side by side keep the service busy; more would only hold more windows in memory.
-SOURCES_AT_ONCE = 4
 
 
 def selected_tables(context: dg.AssetExecutionContext) -> set[str]:
@@ -170,58 +162,28 @@ def _from_service(
     sources: list[Source],
     ranges: list[tuple[date, date]],
 ) -> tuple[list[Outcomes | BaseException], list[RunStats]]:
-    """Fetch every source through one session, up to SOURCES_AT_ONCE at a time; `settings`
-    are the run's (an account-tagged run reaches only its account)."""
-    destination = warehouse.destination()
-    extracted_at = datetime.now(UTC)
+    """Fetch every source through one session (`pipelines/step.py`); `settings` are the run's
+    (an account-tagged run reaches only its account), its credits what the run has left."""
     budget = run_budget(context, settings)
     spent_before = budget.spent
-
     context.log.info(f"reading {service_of(settings).name} into {settings.home}")
-
-    async def go() -> tuple[list[Outcomes | BaseException], list[RunStats], list[str]]:
-        packed = ACCOUNTS_TAG in context.run.tags
-        async with service.session(settings, packed=packed, budget=budget) as session:
-            claim(settings, session.credential)  # the home is this service's from now on
-            gate = asyncio.Semaphore(SOURCES_AT_ONCE)
-            stats = [RunStats(on_page=partial(report, s.name)) for s in sources]
-            accounts = [a.id for a in session.accounts]
-            plan = (
-                plan_daily(destination.lake, accounts, settings, sources, heal_of(context.run.tags))
-                if CATCH_UP_TAG in context.run.tags and any(s.dated for s in sources)
-                else None
-            )
-
-            async def one(source: Source, span: tuple[date, date], counts: RunStats) -> Outcomes:
-                start, end = span
-                async with gate:
-                    with counting(counts), shown(source.name):
-                        return await extract_source(
-                            session,
-                            destination,
-                            source,
-                            start,
-                            end,
-                            extracted_at,
-                            settings.today,
-                            context.run.run_id,
-                            plan.starts.get(source.name) if plan else None,
-                        )
-
-            outcomes = await asyncio.gather(
-                *(one(*args) for args in zip(sources, ranges, stats, strict=True)),
-                return_exceptions=True,
-            )
-            return outcomes, stats, session.warnings
-
+    opened = service.session(settings, packed=ACCOUNTS_TAG in context.run.tags, budget=budget)
     try:
-        outcomes, stats, warnings = asyncio.run(go())
+        done = extract_step(
+            opened,
+            settings,
+            warehouse.destination(),
+            sources,
+            ranges,
+            context.run.run_id,
+            catch_up=CATCH_UP_TAG in context.run.tags,
+            heal=heal_of(context.run.tags),
+        )
     finally:
         record_spent(context, budget, spent_before)
-    for warning in warnings:
+    for warning in done.warnings:
         context.log.warning(warning)
-    record_coverage(destination.lake, complete_spans([o for o in outcomes if isinstance(o, dict)]))
-    return outcomes, stats
+    return done.outcomes, done.stats
 
 
 def run_budget(context: StepContext, settings: Settings) -> CreditBudget:

@@ -10,6 +10,7 @@ from importlib.metadata import version
 from launcher.commands import COMMANDS
 from launcher.common import EXIT_FAILED, EXIT_USAGE, Parser, RunRefusedError, UsageError
 from pipelines.client.errors import ServiceError
+from pipelines.planning import RangeError
 from pipelines.settings import ConfigurationError, HomeSettings, Settings, load_settings
 
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "main", "parser"]
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "own_home", False):
             old_home_hint(settings)
         return args.handler(settings, args)
-    except (ConfigurationError, UsageError, ServiceError) as error:
+    except (ConfigurationError, UsageError, RangeError, ServiceError) as error:
         print(f"adwh: {error}", file=sys.stderr)
         if getattr(args, "tells_refusals", False) and isinstance(error, REFUSALS):
             tell_refused(args, error)

@@ -16,7 +16,7 @@ small coverage table are read: the daily run's cost does not grow with the years
 """
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from pipelines.settings import Settings
@@ -46,10 +46,12 @@ PENDING = f"economics_status = '{ECONOMICS_PENDING}'"
 
 @dataclass(frozen=True)
 class DailyPlan:
-    """Each dated source's first day per account; every one ends yesterday."""
+    """Each dated source's first day per account; every one ends yesterday. `heal`: per
+    source, the day from which every account is fetched again (its run carries it in tags)."""
 
     starts: dict[str, dict[str, date]]
     end: date
+    heal: Mapping[str, date] = field(default_factory=dict)
 
     @property
     def accounts(self) -> list[str]:
@@ -149,16 +151,14 @@ def daily_starts(
             )
             for account in accounts
         }
-    return DailyPlan(starts, yesterday)
+    return DailyPlan(starts, yesterday, dict(heal or {}))
 
 
 def _floor(source: Source, today: date, first_day: date) -> date:
     """The first day a gap of `source` is looked for: within the horizon, the source's
     retention and the warehouse's days."""
     floors = [today - timedelta(days=CATCH_UP_HORIZON_DAYS), first_day]
-    if source.retention_days is not None:
-        floors.append(today - timedelta(days=source.retention_days))
-    return max(floors)
+    return max([*floors, source.oldest_answered(today) or first_day])
 
 
 def _start(

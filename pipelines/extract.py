@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
 from pipelines.client.accounts import AccountRef, no_longer_reached
 from pipelines.client.windows import days_of, extract_windows
@@ -132,10 +132,8 @@ class Extraction:
 def within_retention(session: Session, source: Source, start: date, reference: date) -> date:
     """The first day the service still answers for (spec: history 90 days, changes 12
     months); days before it are not asked for, and the run says so."""
-    if source.retention_days is None:
-        return start
-    oldest = reference - timedelta(days=source.retention_days)
-    if start < oldest:
+    oldest = source.oldest_answered(reference)
+    if oldest is not None and start < oldest:
         session.warnings.append(
             f"{source.name}: the service keeps {source.retention_days} days; days before "
             f"{oldest} were not asked for and keep what the warehouse already holds"

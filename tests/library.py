@@ -4,27 +4,25 @@ What the library decides (paging, windows, retries, isolation per account and so
 partition replaced exactly, a bad value held back) needs no Dagster run, no dbt build and no
 subprocess to be proved: `extract` opens a session on the service the settings name (the
 embedded sandbox by default, its faults and tampering as the test set them) and runs
-`pipelines.extract.extract_source` for the sources of `tables` into `home`'s lake, as
-`assets/runner.py` does for a run's step. What Dagster records, the CLI's lines and the
+a run's extraction step (`pipelines/step.py`) for the sources of `tables` into `home`'s lake,
+as `assets/runner.py` does. What Dagster records, the CLI's lines and the
 warehouse are tested through whole runs elsewhere.
 """
 
-import asyncio
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
-from pipelines.catch_up import plan_daily
 from pipelines.client.credits import CreditBudget
 from pipelines.client.http import RetryPolicy
 from pipelines.destination import Destination
-from pipelines.extract import extract_source, rebuild_source
+from pipelines.extract import rebuild_source
 from pipelines.reconcile import Reconciled, reconcile_tables
 from pipelines.session import open_session
 from pipelines.settings import Settings, load_settings
 from pipelines.sources import sources_of
-from pipelines.stages.outcome import Outcomes, TableOutcome, complete_spans
-from warehouse.coverage import record_coverage
+from pipelines.stages.outcome import TableOutcome
+from pipelines.step import extract_step
 from warehouse.lake import Lake
 
 FAST = RetryPolicy(attempts=20, backoff_base=0.001, backoff_max=0.02)
@@ -67,32 +65,11 @@ def extract(
     destination.clean_staging()
     sources = sources_of(tables)
     timeout = httpx.Timeout(timeout_seconds) if timeout_seconds else None
-    extracted_at = datetime.now(UTC)
-
-    async def go() -> list[Outcomes | BaseException]:
-        async with open_session(settings, retry=retry, timeout=timeout, budget=budget) as session:
-            accounts = [account.id for account in session.accounts]
-            plan = plan_daily(destination.lake, accounts, settings, sources) if daily else None
-            return await asyncio.gather(
-                *(
-                    extract_source(
-                        session,
-                        destination,
-                        source,
-                        start if source.dated else settings.today,
-                        end if source.dated else settings.today,
-                        extracted_at,
-                        settings.today,
-                        run_id,
-                        starts=plan.starts.get(source.name) if plan else None,
-                    )
-                    for source in sources
-                ),
-                return_exceptions=True,
-            )
-
-    outcomes = asyncio.run(go())
-    record_coverage(destination.lake, complete_spans([o for o in outcomes if isinstance(o, dict)]))
+    opened = open_session(settings, retry=retry, timeout=timeout, budget=budget)
+    ranges = [(start, end) if source.dated else (settings.today,) * 2 for source in sources]
+    outcomes = extract_step(
+        opened, settings, destination, sources, ranges, run_id, catch_up=daily
+    ).outcomes
     results: dict[str, TableOutcome | BaseException] = {}
     for source, outcome in zip(sources, outcomes, strict=True):
         for output in source.outputs:

@@ -2,8 +2,9 @@
 
 import argparse
 
-from launcher.commands.run import check_first_day, command_run
+from launcher.commands.run import command_run
 from launcher.common import FIRST_DAY_HELP, UsageError, parse_date
+from pipelines.planning import check_first_day
 from pipelines.settings import Settings
 
 

@@ -5,7 +5,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Mapping
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -18,6 +18,7 @@ from launcher.common import (
     UsageError,
     parse_date,
 )
+from pipelines.planning import check_range, check_retention
 from pipelines.settings import Settings
 
 
@@ -48,68 +49,27 @@ def reading(settings: Settings) -> str:
 
 
 def resolve_range(settings: Settings, start: date | None, end: date | None) -> tuple[date, date]:
-    """The dates a run covers, as given, checked."""
+    """The dates a run covers, as given, checked (`pipelines/planning.py`)."""
     if start is None or end is None:
         raise UsageError("give both --start and --end, or neither for the daily run")
-    if start > end:
-        raise UsageError(f"--start {start} is after --end {end}")
-    yesterday = settings.today - timedelta(days=1)
-    if end > yesterday:
-        raise UsageError(
-            f"--end {end} is after yesterday ({yesterday}, from {settings.today_source})"
-        )
-    check_first_day(settings, start)
+    check_range(settings, start, end)
     return start, end
-
-
-def check_first_day(settings: Settings, start: date) -> None:
-    """Refuse a range before the warehouse's first day: it has no Dagster partition."""
-    if start < settings.first_day:
-        raise UsageError(
-            f"--start {start} is before the warehouse's first day ({settings.first_day}); "
-            "set ADWH_START_DATE to reach further back"
-        )
 
 
 def daily_range(settings: Settings, tables: tuple[str, ...]) -> tuple[date, date, dict[str, date]]:
     """From the earliest day any account lacks in `tables` (`pipelines/catch_up.py`), or whose
     last attempt failed (`assets/healing.py`), to yesterday, and per source the day it heals
     from: the run then fetches each account from its own first day."""
-    from assets.healing import days_to_heal
+    from assets.healing import plan_the_day
     from assets.instance import open_instance
-    from pipelines.catch_up import plan_daily
     from pipelines.destination import Destination
     from pipelines.sources import sources_of
 
-    sources = sources_of(tables)
     accounts = check_service(settings)
+    lake = Destination.of(settings).lake
     with open_instance() as instance:
-        heal = days_to_heal(instance, settings, sources)
-    plan = plan_daily(Destination.of(settings).lake, accounts, settings, sources, heal)
-    return plan.start, plan.end, heal
-
-
-def check_retention(settings: Settings, end: date, tables: tuple[str, ...]) -> None:
-    """Refuse a range the service no longer answers for a table the user named.
-
-    The spec keeps the optimization history 90 days and the change log 12 months. A run of
-    every table still fetches the others and keeps what the warehouse holds for those two
-    (a warning), but naming one of them for a range wholly before its retention can only
-    fetch nothing, so it is refused before anything is written. The spec states no retention
-    for metrics or current state; those are not refused."""
-    from pipelines.sources import SOURCES
-
-    for source in SOURCES:
-        named = [o.schema.name for o in source.outputs if o.schema.name in tables]
-        if source.retention_days is None or not named:
-            continue
-        oldest = settings.today - timedelta(days=source.retention_days)
-        if end < oldest:
-            raise UsageError(
-                f"{', '.join(named)}: the service keeps {source.retention_days} days, back to "
-                f"{oldest} (from {settings.today_source} {settings.today}); --end {end} is "
-                "before that"
-            )
+        plan = plan_the_day(instance, settings, lake, accounts, sources_of(tables))
+    return plan.start, plan.end, dict(plan.heal)
 
 
 def check_service(settings: Settings) -> list[str]:

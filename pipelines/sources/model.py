@@ -9,7 +9,7 @@ are `pipelines/stages/`.
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import polars as pl
 
@@ -116,3 +116,10 @@ class Source:
     @property
     def dated(self) -> bool:
         return self.layout is not Layout.SNAPSHOT
+
+    def oldest_answered(self, today: date) -> date | None:
+        """The first day the service still answers for on `today` (spec: optimization history
+        90 days, change log 12 months); None: the spec states no retention."""
+        if self.retention_days is None:
+            return None
+        return today - timedelta(days=self.retention_days)
