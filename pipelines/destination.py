@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import SecretBytes
 
 from pipelines.settings import HomeSettings
-from pipelines.sources.model import Context
+from pipelines.shaping import Context
 from warehouse.lake import Lake
 from warehouse.raw import RawStore
 from warehouse.schema_log import SchemaLog

@@ -25,7 +25,8 @@ from pipelines.client.accounts import AccountRef, no_longer_reached
 from pipelines.client.windows import days_of, extract_windows
 from pipelines.destination import Destination
 from pipelines.session import Session
-from pipelines.sources.model import Context, Source
+from pipelines.shaping import Context
+from pipelines.sources.model import Source
 from pipelines.stages.land import land, reread
 from pipelines.stages.outcome import Outcomes, new_outcomes
 from pipelines.stages.publish import Covered, publish

@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 import polars as pl
 
 from pipelines.client.paging import Page
-from pipelines.sources.model import Context, Output, Source
+from pipelines.shaping import Context
+from pipelines.sources.model import Output, Source
 from pipelines.sources.streams import (
     WORKFLOWS,
     cursor_list,

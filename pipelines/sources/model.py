@@ -16,21 +16,11 @@ import polars as pl
 from pipelines.client.accounts import AccountRef
 from pipelines.client.paging import Page
 from pipelines.session import Session
+from pipelines.shaping import Context
 from transforms.records import InexactNumber, records_to_frame
 from warehouse.schemas import Layout, TableSchema
 
 PageStream = Callable[[Session, AccountRef, date, date], AsyncIterator[tuple[str, Page]]]
-
-
-@dataclass(frozen=True)
-class Context:
-    """What shaping may depend on besides the rows: the run's reference date and the key of
-    the e-mail pseudonyms; and the run that records any column the service adds. A rebuild
-    from raw uses the fetch's own reference date."""
-
-    reference: date
-    pseudonym_key: bytes
-    run_id: str = ""
 
 
 def unchanged(frame: pl.DataFrame, context: Context) -> pl.DataFrame:

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 import orjson
 
 from pipelines.client.paging import Page
-from pipelines.sources.model import Context
+from pipelines.shaping import Context
 from transforms.meaning import pseudonymize_text
 from warehouse.raw import Fetch, RawStore
 

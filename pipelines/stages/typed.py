@@ -14,7 +14,8 @@ import polars as pl
 
 from pipelines.client.paging import Page
 from pipelines.destination import Destination
-from pipelines.sources.model import Context, Output, Source, page_rows
+from pipelines.shaping import Context
+from pipelines.sources.model import Output, Source, page_rows
 from pipelines.stages.land import Located
 from pipelines.stages.outcome import Outcomes, TableOutcome
 from transforms.evolution import evolve, unknown_values

@@ -15,7 +15,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pipelines.client.paging import Page
-from pipelines.sources.model import Context, Output
+from pipelines.shaping import Context
+from pipelines.sources.model import Output
 from tests import library
 from transforms.evolution import evolve, infer, kind_of, unknown_values, widen
 from warehouse.build import build_warehouse

@@ -17,8 +17,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pipelines.client.paging import Page
+from pipelines.shaping import Context
 from pipelines.sources import SOURCES
-from pipelines.sources.model import Context, Output
+from pipelines.sources.model import Output
 from transforms.evolution import unknown_values
 from warehouse import schemas as s
 from warehouse.contracts import ContractError, validate

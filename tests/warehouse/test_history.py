@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 from pipelines.client.paging import Page
+from pipelines.shaping import Context
 from pipelines.sources import SOURCES
-from pipelines.sources.model import Context
 from tests.conftest import TODAY
 from tests.warehouse.test_marts import HISTORY_SINCE, records, shared_run
 from tests.warehouse.test_warehouse_load import read_days
