@@ -30,6 +30,7 @@ import duckdb
 from filelock import FileLock
 
 from warehouse.dbt_project import TARGET, invoke
+from warehouse.dbt_sources import LAKE_SOURCE
 from warehouse.history_models import SNAPSHOTS_SOURCE
 from warehouse.schemas import SNAPSHOTS_SUFFIX
 
@@ -37,8 +38,6 @@ PROJECT_TABLE = "_dbt_project"
 # The first day the tests read: `macros/tested_rows.sql`.
 TESTED_SINCE = "adwh_tested_since"
 EVERY_ROW = date(1, 1, 1)
-# The pipeline's tables, as the dbt project names them (`models/sources.yml`).
-SOURCE = "lake"
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ def source_of(table: str) -> str:
     table are the `snapshots` source's table of its name (warehouse/history_models.py)."""
     if table.endswith(SNAPSHOTS_SUFFIX):
         return f"source:{SNAPSHOTS_SOURCE}.{table.removesuffix(SNAPSHOTS_SUFFIX)}"
-    return f"source:{SOURCE}.{table}"
+    return f"source:{LAKE_SOURCE}.{table}"
 
 
 def first_day_read_again(con: duckdb.DuckDBPyConnection) -> date | None:
