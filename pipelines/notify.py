@@ -279,7 +279,8 @@ def refused_home() -> str:
 def post_webhook(url: str, text: str) -> None:
     """Slack's incoming-webhook JSON (`{"text": …}`), which Teams' and most chat tools'
     incoming webhooks accept too."""
-    httpx.post(url, json={"text": text}, timeout=10).raise_for_status()
+    # Not the service: a chat channel's webhook, with its own three tries (not the client's).
+    httpx.post(url, json={"text": text}, timeout=10).raise_for_status()  # noqa: TID251
 
 
 @retry(stop=stop_after_attempt(3), wait=wait_exponential(multiplier=0.5, max=4), reraise=True)

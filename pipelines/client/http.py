@@ -29,7 +29,7 @@ from pipelines.client.errors import (
     UnreachableError,
     describe,
 )
-from pipelines.client.fetch import Fetcher, NetworkFetcher, TransportFetcher, UnansweredError
+from pipelines.client.fetch import UNANSWERED, http_client, said
 from pipelines.client.limiter import AdaptiveLimiter
 from pipelines.client.stats import RunStats, current_stats
 from warehouse.spec import METRICS_LIMIT
@@ -112,12 +112,13 @@ class ServiceClient:
     ) -> None:
         self._key = api_key
         timeout = timeout or DEFAULT_TIMEOUT
-        self._fetch: Fetcher = (
-            TransportFetcher(base_url, transport, max_in_flight=max_in_flight, timeout=timeout)
-            if transport
-            else NetworkFetcher(
-                base_url, max_in_flight=max_in_flight, timeout=timeout, verify=verify_tls
-            )
+        self._base_url = base_url.rstrip("/")
+        self._http = http_client(
+            self._base_url,
+            transport,
+            max_in_flight=max_in_flight,
+            timeout=timeout,
+            verify=verify_tls,
         )
         self.deadline = attempt_deadline(timeout)
         self.limiter = AdaptiveLimiter(max_in_flight)
@@ -140,7 +141,7 @@ class ServiceClient:
         await self.close()
 
     async def close(self) -> None:
-        await self._fetch.aclose()
+        await self._http.aclose()
 
     async def request(self, method: str, path: str, **kwargs: object) -> Response:
         """The one door to the network, and it only opens for GET."""
@@ -150,7 +151,7 @@ class ServiceClient:
 
     @property
     def base_url(self) -> str:
-        return self._fetch.base_url
+        return self._base_url
 
     async def first_contact(self, path: str, within: float = FIRST_CONTACT_SECONDS) -> Response:
         """GET `path` as a run's first request: a service that does not answer (nothing
@@ -237,22 +238,21 @@ class ServiceClient:
             self.stats.requests += 1
             try:
                 async with asyncio.timeout(self.deadline):
-                    answer = await self._fetch.get(path, params, headers)
+                    answer = await self._http.get(path, params=params, headers=headers)
             except TimeoutError:
                 raise TransientError(where, None, f"within {self.deadline:g} s") from None
-            except UnansweredError as fault:
+            except UNANSWERED as fault:
                 if _untrusted(fault):  # retrying cannot make a certificate trustworthy
-                    raise ServiceError(where, None, str(fault)) from None
-                raise TransientError(where, None, str(fault)) from None
+                    raise ServiceError(where, None, said(fault)) from None
+                raise TransientError(where, None, said(fault)) from None
         content = answer.content
         self.stats.bytes += len(content)
-        status = answer.status
+        status = answer.status_code
         if status == 429:
             self.stats.rate_limited += 1
             self.limiter.throttled()
-            raise TransientError(
-                where, 429, _message(content), retry_after=_retry_after(answer.retry_after)
-            )
+            retry_after = _retry_after(answer.headers.get("retry-after"))
+            raise TransientError(where, 429, _message(content), retry_after=retry_after)
         if status >= 500:
             raise TransientError(where, status, _message(content))
         if status >= 400:
@@ -265,7 +265,7 @@ class ServiceClient:
             raise kind(
                 where,
                 status,
-                error.get("message") or answer.reason,
+                error.get("message") or answer.reason_phrase,
                 code=error.get("code"),
                 param=error.get("param"),
             )

@@ -356,8 +356,8 @@ def test_the_specs_caps_and_page_sizes_are_used_before_any_400(sandbox):
 def test_the_proxy_the_environment_names_is_used_unless_no_proxy_exempts_the_host(
     served, monkeypatch
 ):
-    """HTTP(S)_PROXY as httpx honoured it: read once per client, not per request. A proxy
-    where nothing listens fails the request naming it; NO_PROXY for the host bypasses it."""
+    """HTTP(S)_PROXY as httpx honours it: read once, when the client is made, not per request.
+    A proxy where nothing listens fails the request naming it; NO_PROXY for the host bypasses it."""
     _, url = served
     dead = f"127.0.0.1:{free_port()}"
     monkeypatch.setenv("HTTP_PROXY", f"http://{dead}")
@@ -372,3 +372,65 @@ def test_the_proxy_the_environment_names_is_used_unless_no_proxy_exempts_the_hos
         run(me())
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     assert run(me())["object"]
+
+
+# ---------------------------------------------------------------------------- on the wire
+async def answering(answer: bytes, heads: list[bytes]) -> tuple[asyncio.Server, str]:
+    """A server on 127.0.0.1 that keeps each request's head in `heads` and sends `answer`
+    (a reset when empty)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await reader.readuntil(b"\r\n\r\n"))
+        if not answer:
+            writer.transport.abort()
+            return
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/api/"
+
+
+def test_over_the_network_the_query_is_written_as_httpx_writes_it():
+    """The request line a page's recorded path and params stand for: the base URL's path
+    kept, reserved characters escaped, a boolean written `true`; the key in its header."""
+    body = b'{"data": []}'
+    heads: list[bytes] = []
+
+    async def go() -> None:
+        server, url = await answering(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n" + body, heads
+        )
+        async with server, ServiceClient(url, SecretStr(SECRET)) as client:
+            query = {"limit": 5, "starting_after": "a+b/c=", "include_total": True}
+            assert (await client.get("/v1/campaigns", {**query, "group_by[]": "day"})).body
+
+    run(go())
+    line, *headers = heads[0].decode().lower().splitlines()
+    assert line == (
+        "get /api/v1/campaigns?limit=5&starting_after=a%2bb/c%3d&include_total=true"
+        "&group_by%5b%5d=day http/1.1"
+    )
+    assert {"accept: application/json", f"authorization: bearer {SECRET}"} <= set(headers)
+
+
+@pytest.mark.parametrize(
+    ("answer", "fault"),
+    [(b"", "ServerDisconnectedError"), (b"NOT HTTP\r\n\r\n", "ClientResponseError")],
+    ids=["reset", "not HTTP"],
+)
+def test_a_network_fault_is_said_in_aiohttps_words_and_retried(answer, fault):
+    """httpx-aiohttp calls a reset `ConnectTimeout`, and lets an answer that is not HTTP out as
+    aiohttp raised it: each is said as aiohttp met it, and asked again."""
+    heads: list[bytes] = []
+
+    async def go() -> None:
+        server, url = await answering(answer, heads)
+        retry = RetryPolicy(attempts=2, backoff_base=0.001)
+        async with server, ServiceClient(url, SecretStr(SECRET), retry=retry) as client:
+            await client.get("/v1/me")
+
+    with pytest.raises(TransientError, match=f"GET /v1/me: no answer {fault}: ") as raised:
+        run(go())
+    assert "Timeout" not in str(raised.value) and "(gave up after 2 attempts)" in str(raised.value)
