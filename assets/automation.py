@@ -5,8 +5,10 @@ warehouse built from them. The `warehouse_refresh` sensor asks for one build of 
 warehouse once a table was materialized after the warehouse was last built, and no run is
 queued or in progress and no failed run awaits the retry Dagster promised it
 (`assets/retries.py`): after 300 accounts' runs, one build, not 300, and never under a writer
-(the build vacuums the lake). A full run builds tables and warehouse at once: nothing more to
-do. A backfill's runs count once the daemon has queued them; Dagster has no public API a
+(the build vacuums the lake). `adwh run` builds the warehouse after its tables itself: nothing
+more to do. The sensor lives in the warehouse's code location (`assets/warehouse_definitions.py`)
+and reads the tables' materializations from the instance both locations write. A backfill's
+runs count once the daemon has queued them; Dagster has no public API a
 sensor could ask for backfills not yet queued (ARCHITECTURE.md, "Where a dependency's public
 API stops"), so a build may come between two of a backfill's chunks, and another after it.
 

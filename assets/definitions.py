@@ -1,4 +1,6 @@
-"""The one Dagster `Definitions` object: assets, checks, the jobs and their schedules.
+"""The extraction's code location: the tables' assets and checks, their jobs and schedules,
+and the alert sensors. The warehouse and its marts are a location of their own
+(`assets/warehouse_definitions.py`), so the processes that load this one never import dbt.
 
 Every run process loads this module once Dagster is loaded, and Dagster's modules live as long
 as the process. Frozen out of the garbage collector here, they are no longer walked by every
@@ -19,12 +21,10 @@ import dagster as dg
 gc.freeze()
 
 from assets.alerting import alert_sensors
-from assets.automation import warehouse_refresh_sensor
 from assets.current import CURRENT_STATE
 from assets.dated import DATED, RESTATEMENTS_RECORD
 from assets.healing import plan_the_day
 from assets.housekeeping import lake_housekeeping, lake_housekeeping_job, lake_housekeeping_schedule
-from assets.marts import warehouse_marts
 from assets.partitions import range_tags
 from assets.reconciliation import reconciliation
 from assets.resources import ServiceResource, WarehouseResource
@@ -34,17 +34,14 @@ from pipelines.fanout import ACCOUNTS_TAG, EXTRACT_JOB, account_ids, pack_runs, 
 
 # The steps that extract (or, with config, rebuild): the current state, then the dated facts.
 EXTRACTION_ASSETS = [CURRENT_STATE, DATED]
-# What is built from the lake for analysts.
-WAREHOUSE_ASSETS = [warehouse_marts]
-ALL_ASSETS = [*EXTRACTION_ASSETS, *WAREHOUSE_ASSETS]
 # The one table a scheduled day's run fetches when the service cannot be asked (`not_started`).
 NOT_STARTED = dg.AssetKey("accounts")
 
 daily_job = dg.define_asset_job(
     "daily",
-    selection=dg.AssetSelection.assets(*ALL_ASSETS),
-    description="Every table for a range of days (current-state tables as of today), then the "
-    "DuckDB warehouse.",
+    selection=dg.AssetSelection.assets(*EXTRACTION_ASSETS),
+    description="Every table for a range of days (current-state tables as of today): `adwh "
+    "run`'s, whose warehouse is built after it by the warehouse location's `warehouse` job.",
 )
 
 
@@ -54,15 +51,6 @@ extract_job = dg.define_asset_job(
     description="Every table for a range of days, without the warehouse: the job of the daily "
     "schedule's and `adwh backfill`'s runs, each over a pack of accounts (tag adwh/accounts); "
     "the warehouse is built once after them by the warehouse_refresh sensor.",
-)
-
-
-warehouse_job = dg.define_asset_job(
-    "warehouse",
-    selection=dg.AssetSelection.assets(*WAREHOUSE_ASSETS),
-    description="The DuckDB warehouse and its marts from what the lake holds now: after a run "
-    "whose extraction failed in part (Dagster skips every step after a failed one, so the "
-    "tables that were published reach the warehouse through this run), or by hand.",
 )
 
 
@@ -126,24 +114,16 @@ def daily_schedule(
 
 
 defs = dg.Definitions(
-    assets=[*ALL_ASSETS, RESTATEMENTS_RECORD, lake_housekeeping],
+    assets=[*EXTRACTION_ASSETS, RESTATEMENTS_RECORD, lake_housekeeping],
     asset_checks=[reconciliation],
     jobs=[
         daily_job,
         extract_job,
-        warehouse_job,
         reconcile_job,
         lake_housekeeping_job,
     ],
     schedules=[daily_schedule, lake_housekeeping_schedule],
-    sensors=[
-        *alert_sensors(EXTRACTION_ASSETS),
-        warehouse_refresh_sensor(
-            [key for asset in EXTRACTION_ASSETS for key in asset.keys],
-            [key for asset in WAREHOUSE_ASSETS for key in asset.keys],
-            warehouse_job.name,
-        ),
-    ],
+    sensors=alert_sensors(EXTRACTION_ASSETS),
     resources={"service": ServiceResource(), "warehouse": WarehouseResource()},
     # Every job runs its steps in the run's own process, the asset job of backfills included:
     # parallelism comes from many runs at once, and a process per step would cost each small

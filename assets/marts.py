@@ -1,28 +1,32 @@
 """`warehouse.duckdb` and its marts: every table of the lake loaded into a new file, the dbt
 models (`warehouse/dbt`) built and tested in it, then the file swapped in.
 
-The assets are read from the dbt project's manifest: each model is an asset downstream of the
-tables and models it reads (dbt sources are the table assets, same names), each dbt test an
-asset check on its model. The manifest is read as JSON here, not through dagster-dbt, which
-imports dbt-core and its selection graph wherever the definitions load: 2.3 s of the 4.7 s every
-run process spent starting (bench/SPEED.md), extraction runs included, which never run dbt. For
-the same reason the build's code (DuckDB, the loader, dbt) is imported by the step that builds,
-not by this module: an extraction run loads the definitions and never builds.
-dbt itself runs in process (`warehouse/marts.py` says why), and its results are reported here.
-The whole file is built at once whatever is selected: analysts hold the old file open, so
-nothing is built in place; a selection of some marts builds every model and reports the
-selected ones.
+The marts are dagster-dbt's `@dbt_assets` over the project's manifest: each model an asset
+downstream of the tables and models it reads (the pipeline's tables are dbt sources, and each
+source table is the table asset of its name, `WarehouseTranslator`), each dbt test a blocking
+check on its model. The manifest is parsed again when a file of the project is newer
+(`warehouse/dbt_project.py`), in every process that loads this module, so a fresh clone and an
+edited model need no build step; the image prepares it once (`deploy/Dockerfile`).
+
+dagster-dbt imports dbt-core (1.5 s of CPU a process), so this module is loaded by the
+warehouse's code location only (`assets/warehouse_definitions.py`): extraction runs load the
+other one and never import dbt. dbt itself runs in process (`warehouse/marts.py` says why:
+through dagster-dbt's `dbt` subprocess a build took twice as long), and its results are
+reported here. Nothing is built in place, since analysts hold the old file open: the file is
+copied, brought up to the lake and swapped in; a selection of some marts builds those marts
+(with their tests) in the copy, the others kept as they were.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import orjson
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtProject, dbt_assets
 
 from assets.resources import WarehouseResource
 from pipelines.sources import SOURCES
-from warehouse.dbt_project import prepared_manifest
+from warehouse.dbt_project import DBT_PROJECT, TARGET, prepared_manifest
 from warehouse.schemas import RESTATEMENTS
 
 if TYPE_CHECKING:
@@ -35,55 +39,74 @@ OWNERS = ["team:ads-warehouse"]
 # The Dagster group of the models of each folder (others: "warehouse"); the entity histories
 # apart from the "history" group, which holds the service's own logs.
 GROUPS = {"marts": "marts", "history": "entity_history"}
-MANIFEST: dict[str, Any] = orjson.loads(prepared_manifest().read_bytes())
+MANIFEST_PATH = prepared_manifest()
+MANIFEST: dict[str, Any] = orjson.loads(MANIFEST_PATH.read_bytes())
 MANIFEST_PROJECT = MANIFEST["metadata"]["project_name"]
+DBT = DbtProject(DBT_PROJECT, target_path=TARGET.relative_to(DBT_PROJECT))
+MODELS = {n["name"] for n in MANIFEST["nodes"].values() if n["resource_type"] == "model"}
 
 
-def _name(unique_id: str) -> str:
-    """A model's or a source's name: its asset key (the pipeline's tables are dbt sources)."""
-    node = MANIFEST["nodes"].get(unique_id) or MANIFEST["sources"][unique_id]
-    return node["name"]
+class WarehouseTranslator(DagsterDbtTranslator):
+    """The project's nodes as the warehouse names them: a model by its name, a source table
+    by the table's (its `lake` source and its `snapshots` source are both the table asset);
+    models grouped by folder, described and typed by their docs."""
 
+    def __init__(self) -> None:
+        super().__init__(DagsterDbtTranslatorSettings(enable_duplicate_source_asset_keys=True))
 
-def _model(node: dict[str, Any]) -> dg.AssetSpec:
-    """Models under `models/marts/` are the marts, those under `models/history/` the entity
-    histories; `warehouse_tables` and the intermediate models describe or serve them."""
-    folders = node["fqn"][1:-1]
-    columns = [
-        dg.TableColumn(c["name"], type=c.get("data_type") or "?", description=c["description"])
-        for c in node["columns"].values()
-    ]
-    return dg.AssetSpec(
-        node["name"],
-        deps=[_name(parent) for parent in node["depends_on"]["nodes"]],
-        description=node["description"],
-        group_name=next((GROUPS[f] for f in GROUPS if f in folders), "warehouse"),
-        kinds={"dbt", "duckdb"},
-        owners=OWNERS,
-        code_version=node["checksum"]["checksum"],
-        skippable=True,
-        metadata={
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
+        return dg.AssetKey(dbt_resource_props["name"])
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str:
+        folders = dbt_resource_props["fqn"][1:-1]
+        return next((GROUPS[f] for f in GROUPS if f in folders), "warehouse")
+
+    def get_description(self, dbt_resource_props: Mapping[str, Any]) -> str:
+        return dbt_resource_props["description"]
+
+    def get_owners(self, dbt_resource_props: Mapping[str, Any]) -> list[str]:
+        return OWNERS
+
+    def get_metadata(self, dbt_resource_props: Mapping[str, Any]) -> dict[str, Any]:
+        """The relation and its documented columns (the types DuckDB holds are reported when a
+        build materializes the model: the manifest has none)."""
+        node = dbt_resource_props
+        columns = [
+            dg.TableColumn(c["name"], type=c.get("data_type") or "?", description=c["description"])
+            for c in node.get("columns", {}).values()
+        ]
+        metadata: dict[str, Any] = {
             "dagster/table_name": f"{node['database']}.{node['schema']}.{node['name']}",
             "dagster/column_schema": dg.TableSchema(columns=columns),
-            "dbt_materialized": node["config"]["materialized"],
-            "dbt_unique_id": node["unique_id"],
-        },
-    )
+        }
+        if node["resource_type"] == "model":
+            metadata["dbt_materialized"] = node["config"]["materialized"]
+        return metadata
 
-
-def _test(node: dict[str, Any]) -> dg.AssetCheckSpec:
-    """A dbt test as a check on the model it tests, described by the test and its arguments."""
-    test = node.get("test_metadata") or {"name": node["name"], "kwargs": {}}
-    arguments = [
-        f"{key}={_argument(value)}" for key, value in test["kwargs"].items() if key != "model"
-    ]
-    return dg.AssetCheckSpec(
-        node["name"],
-        asset=_name(node["attached_node"]),
-        description=node["description"] or f"dbt test {test['name']}({'; '.join(arguments)})",
-        blocking=True,
-        metadata={"dbt_unique_id": node["unique_id"]},
-    )
+    def get_asset_check_spec(
+        self,
+        asset_spec: dg.AssetSpec,
+        manifest: Mapping[str, Any],
+        unique_id: str,
+        project: DbtProject | None,
+    ) -> dg.AssetCheckSpec | None:
+        """dagster-dbt's check, described by the test and its arguments when the test has no
+        description of its own."""
+        spec = super().get_asset_check_spec(asset_spec, manifest, unique_id, project)
+        if spec is None or spec.description:
+            return spec
+        node = manifest["nodes"][unique_id]
+        test = node.get("test_metadata") or {"name": node["name"], "kwargs": {}}
+        arguments = [
+            f"{key}={_argument(value)}" for key, value in test["kwargs"].items() if key != "model"
+        ]
+        return dg.AssetCheckSpec(
+            spec.name,
+            asset=spec.asset_key,
+            description=node["description"] or f"dbt test {test['name']}({'; '.join(arguments)})",
+            blocking=spec.blocking,
+            metadata=spec.metadata,
+        )
 
 
 def _argument(value: object) -> str:
@@ -94,16 +117,11 @@ def _argument(value: object) -> str:
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
-def _of(kind: str) -> list[dict[str, Any]]:
-    nodes = (n for n in MANIFEST["nodes"].values() if n["resource_type"] == kind)
-    return sorted(nodes, key=lambda node: node["unique_id"])
-
-
-@dg.multi_asset(
+@dbt_assets(
+    manifest=MANIFEST_PATH,
+    project=DBT,
     name="warehouse_marts",
-    specs=[_model(node) for node in _of("model")],
-    check_specs=[_test(node) for node in _of("test")],
-    can_subset=True,
+    dagster_dbt_translator=WarehouseTranslator(),
     pool="duckdb_writer",
 )
 def warehouse_marts(
@@ -117,14 +135,21 @@ def warehouse_marts(
     still be rewriting a partition whose replaced files a vacuum would remove under them, or
     that a clustering would rewrite beside them, and this step starts once no run is in
     progress (`assets/automation.py`)."""
-    # The build's code, imported here and not with the definitions (see the module's docstring).
+    # The build's code, imported by the step that builds, not with the definitions.
     from warehouse.build import build_warehouse
     from warehouse.marts import MartError
 
     destination = warehouse.destination()
+    selected = {key.to_user_string() for key in context.selected_asset_keys}
+    whole = selected >= MODELS
     try:
         built = build_warehouse(
-            destination.home, destination.lake, TABLES, run_id=context.run.run_id, tidy=True
+            destination.home,
+            destination.lake,
+            TABLES,
+            run_id=context.run.run_id,
+            tidy=True,
+            models=None if whole else selected,
         )
     except MartError as error:
         yield from _reported(context, error.results, only=dg.AssetCheckResult)

@@ -191,12 +191,17 @@ def deployment(tmp_path: Path, env: dict[str, str], max_runs: int) -> Iterator[D
     local = {"0.0.0.0": "127.0.0.1", "/opt/dagster/home/workspace.yaml": str(workspace_file)}
     processes: dict[str, subprocess.Popen] = {}
     try:
-        processes["code"], code_port = listening(
-            lambda port: start("code", *compose_command("code", {**local, "4000": str(port)})),
-            logs,
-        )
         workspace = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
-        workspace["load_from"][0]["grpc_server"] |= {"host": "127.0.0.1", "port": code_port}
+        for entry in workspace["load_from"]:  # each code location's server (`code`, …)
+            server = entry["grpc_server"]
+            name, own = server["host"], str(server["port"])
+            processes[name], port = listening(
+                lambda free, name=name, own=own: start(
+                    name, *compose_command(name, {**local, own: str(free)})
+                ),
+                logs,
+            )
+            server |= {"host": "127.0.0.1", "port": port}
         workspace_file.write_text(yaml.safe_dump(workspace))
         processes["webserver"], web_port = listening(
             lambda port: start(

@@ -43,8 +43,8 @@ import dagster as dg
 import psutil
 import sqlalchemy
 
-from assets.definitions import warehouse_job
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
+from assets.warehouse_definitions import WAREHOUSE_JOB
 from bench.__main__ import KEY, REFERENCE, ROOT, Server, serve
 from bench.deployment import (
     FINISHED,
@@ -179,11 +179,7 @@ class Bench:
             lambda: settled(self.instance, extracted), f"{name}: the warehouse", timeout=3600
         )
         build = max(
-            (
-                r
-                for r in self.instance.get_run_records()
-                if r.dagster_run.job_name == warehouse_job.name
-            ),
+            (r for r in self.instance.get_run_records() if r.dagster_run.job_name == WAREHOUSE_JOB),
             key=lambda r: r.end_time or 0,
         )
         cpu_after, parts_after = psutil.cpu_times(), cpu_by_part(self.parts)

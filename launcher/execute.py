@@ -1,5 +1,6 @@
-"""`adwh run` and `adwh rebuild` as Dagster runs of the `daily` job, recorded in the instance,
-and told to the alert destinations as they end.
+"""`adwh run` and `adwh rebuild` as Dagster runs, recorded in the instance, and told to the
+alert destinations as they end: the `daily` job's run of the tables, then the warehouse
+location's `warehouse` job building from what it published.
 
 They go through the same Definitions, assets and checks as the UI and the schedule, and write
 to the instance `dagster dev` reads (`assets/instance.py`), so the UI shows what the CLI did:
@@ -15,7 +16,7 @@ from datetime import date
 import dagster as dg
 
 from assets.alerting import tell_runs
-from assets.definitions import EXTRACTION_ASSETS, WAREHOUSE_ASSETS, defs
+from assets.definitions import EXTRACTION_ASSETS, defs
 from assets.instance import open_instance
 from assets.partitions import range_tags
 from assets.resources import ServiceResource
@@ -38,8 +39,7 @@ OUTCOME_EVENTS = {
 # What a table's line is read from: materialized, or observed where it was published for
 # some accounts only (`assets/runner.py`).
 TABLE_EVENTS = {dg.DagsterEventType.ASSET_MATERIALIZATION, dg.DagsterEventType.ASSET_OBSERVATION}
-WAREHOUSE_KEYS = {key.to_user_string() for asset in WAREHOUSE_ASSETS for key in asset.keys}
-# The run a warehouse build follows, when a run's extraction failed in part.
+# The run of the tables a warehouse build follows.
 AFTER_TAG = "adwh/after"
 # Dagster's run tag: how often the daemon retries a failed run. Never the CLI's: the person or
 # scheduler that started it has its exit status, and Dagster cannot re-execute a run that was
@@ -72,8 +72,12 @@ class RunSummary:
 
     @property
     def warehouse_built(self) -> bool:
-        """The warehouse step materialized (not run: `run_pipeline(warehouse=False)`, or failed)."""
-        return any(line.table in WAREHOUSE_KEYS for line in self.tables)
+        """The warehouse's models materialized (not when not run, `run_pipeline(warehouse=False)`,
+        or failed): the project's models, read from its manifest, not from dagster-dbt."""
+        from warehouse.dbt_project import models_in_order, project_digest
+
+        models = set(models_in_order(project_digest()))
+        return any(line.table in models for line in self.tables)
 
 
 def configured_service() -> ServiceResource:
@@ -119,18 +123,16 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
     summary.failure = failure or "; ".join(dict.fromkeys(failed_steps)) or None
 
 
-def selection(tables: tuple[str, ...], warehouse: bool = True) -> list[dg.AssetKey] | None:
-    """The assets that produce `tables` (whole sources; every table when none is named), plus
-    the warehouse unless told not to; None for all."""
-    if not tables and warehouse:
+def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
+    """The assets that produce `tables` (whole sources); None for all."""
+    if not tables:
         return None
     known = {o.schema.name: s for s in SOURCES for o in s.outputs}
     unknown = sorted(set(tables) - set(known))
     if unknown:
         raise ValueError(f"unknown tables: {', '.join(unknown)}; known: {', '.join(known)}")
-    names = {o.schema.name for t in tables or known for o in known[t].outputs}
-    built = [key for asset in WAREHOUSE_ASSETS for key in asset.keys] if warehouse else []
-    return [dg.AssetKey(name) for name in sorted(names)] + built
+    names = {o.schema.name for t in tables for o in known[t].outputs}
+    return [dg.AssetKey(name) for name in sorted(names)]
 
 
 def from_raw_config() -> dict:
@@ -150,8 +152,9 @@ def run_pipeline(
     warehouse: bool = True,
 ) -> RunSummary:
     """One run of the `daily` job over [start, end]: from the service, or from raw pages;
-    `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`); without
-    the warehouse's build when a later run builds it (`warehouse=False`: the demo's)."""
+    `catch_up`, each account from its own first day in it (`pipelines/catch_up.py`); then a
+    run of the `warehouse` job when it published anything, unless a later run builds it
+    (`warehouse=False`: the demo's)."""
     Destination.of(settings).clean_staging()
     summary = RunSummary(start, end, max_credits=settings.max_credits)
     run_config = {**QUIET, **(from_raw_config() if from_raw else {})}
@@ -168,7 +171,7 @@ def run_pipeline(
                 **heal_tags(heal or {}),
             },
             raise_on_error=False,
-            asset_selection=selection(tables, warehouse),
+            asset_selection=selection(tables),
         )
         summary.run_id = result.run_id
         read_outcome(instance, result.run_id, summary)
@@ -177,7 +180,7 @@ def run_pipeline(
         summary.credits = int(tags.get(CREDITS_TAG, 0))
         summary.reconciliation_credits = int(tags.get(RECONCILIATION_CREDITS_TAG, 0))
         summary.run_ids.append(result.run_id)
-        if not result.success and _published_without_warehouse(summary):
+        if warehouse and summary.tables:
             _build_after(instance, summary, command)
         try:
             tell_runs(instance, summary.run_ids, settings.home)
@@ -199,19 +202,16 @@ def on_reference_date(settings: Settings, today: date) -> Iterator[Settings]:
         yield settings.model_copy(update={"today": today, "start_date": first_day})
 
 
-def _published_without_warehouse(summary: RunSummary) -> bool:
-    """The run published tables but failed before its warehouse step: Dagster skips every
-    step after a failed one, so the tables of the sources that did not fail are in the lake
-    and not yet in the warehouse."""
-    return bool(summary.tables) and not summary.warehouse_built
-
-
 def _build_after(instance: dg.DagsterInstance, summary: RunSummary, command: str) -> None:
-    """Build the warehouse from the lake in a run of its own, tagged with the failed run it
-    follows; its marts join the summary, whose failure stays the first run's."""
-    result = defs.resolve_job_def("warehouse").execute_in_process(
+    """Build the warehouse from the lake in a run of the warehouse location's job, tagged with
+    the run it follows; its marts join the summary, whose failure stays the first run's. The
+    location is loaded here, and dbt with it, only when a build is due."""
+    from assets.warehouse_definitions import WAREHOUSE_JOB
+    from assets.warehouse_definitions import defs as warehouse_defs
+
+    result = warehouse_defs.resolve_job_def(WAREHOUSE_JOB).execute_in_process(
         instance=instance,
-        run_config=QUIET,
+        run_config={"loggers": QUIET["loggers"]},  # the tables' resources are not its own
         tags={"adwh/command": command, **NO_RETRY, AFTER_TAG: summary.run_id},
         raise_on_error=False,
     )

@@ -1,7 +1,8 @@
-"""`adwh ui`: Dagster's `dg dev` over the instance `adwh` records to, saying only warnings.
+"""`adwh ui`: Dagster's `dg dev` over the workspace's code locations and the instance `adwh`
+records to, saying only warnings.
 
 `dg dev --log-level warning` quiets its webserver and daemon, but not the runs: each run's
-worker is a child of `dg dev`'s code server, writing to the same terminal through the run's
+worker is a child of a code server of `dg dev`, writing to the same terminal through the run's
 console logger, at DEBUG (every STEP_OUTPUT, every materialization) unless the run's own config
 says otherwise. The job's config could say so for the jobs we name, not for the UI's
 "Materialize" (Dagster's implicit asset job), and Dagster's instance-wide `python_log_level`
@@ -50,13 +51,14 @@ def shown(lines: Iterable[str]) -> Iterator[str]:
             yield line
 
 
-def command_ui(dg: Path, port: int, verbose: bool, env: dict[str, str], cwd: Path) -> int:
-    """Run `dg dev` in `cwd` with `env`, printing what `shown` keeps (everything when
-    `verbose`); its exit status, or 128 + the signal that stopped it. It stops on SIGTERM
-    (`kill`'s, a supervisor's), and on SIGINT (Ctrl-C) and SIGHUP (its terminal closed)
-    unless they were ignored when it started: a shell starts `adwh ui &` with SIGINT ignored,
-    so that a Ctrl-C meant for the script's foreground command spares it, and `nohup` ignores
-    SIGHUP. Stopping it stops `dg dev` and every process of it (`_end`)."""
+def command_ui(dg: Path, port: int, verbose: bool, env: dict[str, str], workspace: Path) -> int:
+    """Run `dg dev` on `workspace` (in its folder) with `env`, printing what `shown` keeps
+    (everything when `verbose`); its exit status, or 128 + the signal that stopped it. It
+    stops on SIGTERM (`kill`'s, a supervisor's), and on SIGINT (Ctrl-C) and SIGHUP (its
+    terminal closed) unless they were ignored when it started: a shell starts `adwh ui &`
+    with SIGINT ignored, so that a Ctrl-C meant for the script's foreground command spares
+    it, and `nohup` ignores SIGHUP. Stopping it stops `dg dev` and every process of it
+    (`_end`)."""
     level = "info" if verbose else "warning"
     ignored = {s for s in STOPS if signal.getsignal(s) is signal.SIG_IGN and s != signal.SIGTERM}
     asked: list[int] = []
@@ -73,9 +75,9 @@ def command_ui(dg: Path, port: int, verbose: bool, env: dict[str, str], cwd: Pat
         # In a session of its own, so that what the terminal sends reaches this process
         # alone, which decides; so its stdin is not the terminal either.
         process = subprocess.Popen(
-            [str(dg), "dev", "--port", str(port), "--log-level", level],
+            [str(dg), "dev", "-w", str(workspace), "--port", str(port), "--log-level", level],
             env=env,
-            cwd=cwd,
+            cwd=workspace.parent,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

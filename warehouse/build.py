@@ -22,7 +22,7 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -33,7 +33,7 @@ from filelock import FileLock
 from warehouse.dbt_project import models_in_order, project_digest
 from warehouse.lake import Lake, Tended, loaded_from, sql_string
 from warehouse.load import Loaded, held_versions, refresh
-from warehouse.marts import NodeResult, build_marts, plan
+from warehouse.marts import NodeResult, build_marts, narrowed, plan
 from warehouse.schema_log import SchemaLog
 from warehouse.schemas import (
     DUCKDB_TYPES,
@@ -156,20 +156,29 @@ def build_warehouse(
     tables: Iterable[TableSchema],
     run_id: str = "build",
     tidy: bool = False,
+    models: Collection[str] | None = None,
 ) -> Built:
     """Bring `warehouse.duckdb` in `home` up to `lake` with its marts, and swap it in; with
     `tidy`, the lake is tended first (its crowded partitions clustered, then vacuumed:
     `Lake.snapshots`). When a model or test fails, the old warehouse stays as it was and
     MartError names the failure; when dbt ran, its artifacts stay in `home/dbt/<run_id>` for
-    a look.
+    a look. `models`: a selection of some models, the others kept as the file holds them
+    (`narrowed`); none: every model the lake's changes need.
 
     One build at a time per home (a lock file): two would each start from the same old file,
     and the second swap would drop what the first loaded."""
     with FileLock(home / ".warehouse.lock"):  # hidden, like the CLI's `.adwh.lock`
-        return _build(home, lake, list(tables), run_id, tidy)
+        return _build(home, lake, list(tables), run_id, tidy, models)
 
 
-def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, tidy: bool) -> Built:
+def _build(
+    home: Path,
+    lake: Lake,
+    tables: list[TableSchema],
+    run_id: str,
+    tidy: bool,
+    models: Collection[str] | None,
+) -> Built:
     target = home / WAREHOUSE_FILE
     for stale in home.glob(f"{WAREHOUSE_FILE}.building-*"):
         stale.unlink()
@@ -187,6 +196,8 @@ def _build(home: Path, lake: Lake, tables: list[TableSchema], run_id: str, tidy:
             con.execute(functions_sql())
             digest = project_digest()
             planned = plan(con, [table.table for table in loaded if table.whole], digest)
+        if models is not None:
+            planned = narrowed(planned, models, models_in_order(digest))
         built = [] if planned is None else build_marts(building, artifacts, planned)
         results = in_order(built, models_in_order(digest))
         with duckdb.connect(str(building), config=BUILD_CONFIG) as con:

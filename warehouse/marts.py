@@ -21,7 +21,8 @@ selection:
 
 import functools
 import json
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -75,13 +76,31 @@ class MartError(RuntimeError):
 @dataclass(frozen=True)
 class Plan:
     """What dbt builds in a file with the project whose files have `digest`: the nodes
-    `select`ed (dbt's selection syntax; none: every node), with `--full-refresh` or not, its
-    tests reading the rows from `tested_since` on."""
+    `select`ed (dbt's selection syntax; none: every node) but the models `exclude`d, with
+    `--full-refresh` or not, its tests reading the rows from `tested_since` on."""
 
     digest: str
     select: tuple[str, ...]
     full_refresh: bool
     tested_since: date
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def whole_project(self) -> bool:
+        """Every model built from nothing: the file is then the project's (`record_built_by`)."""
+        return self.full_refresh and not self.select and not self.exclude
+
+
+def narrowed(
+    planned: Plan | None, models: Collection[str], every_model: Iterable[str]
+) -> Plan | None:
+    """`planned` for a selection of some `models` (a run of some marts): what it builds of them,
+    with their tests; the other models excluded (their tests with them: dbt's eager indirect
+    selection) and kept in the file as they were. A file that needed every model built from
+    nothing is then not recorded as the project's, so the next whole build makes them all."""
+    if planned is None:
+        return None
+    return replace(planned, exclude=tuple(sorted(set(every_model) - set(models))))
 
 
 def plan(con: duckdb.DuckDBPyConnection, read_whole: list[str], digest: str) -> Plan | None:
@@ -176,6 +195,8 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
         build.append("--full-refresh")
     if planned.select:
         build += ["--select", *planned.select]
+    if planned.exclude:
+        build += ["--exclude", *planned.exclude]
     # dbt-duckdb opens the file for each node and closes it after (`keep_open: false`,
     # profiles.yml), and a DuckDB file opened anew reads its catalog and is checkpointed when
     # closed. While this connection holds it open, each of dbt's opens joins the database this
@@ -191,7 +212,7 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
         if outcome.exception is not None or failed:
             reason = outcome.exception or "; ".join(failed)
             raise MartError(f"dbt build failed (log: {artifacts / 'dbt.log'}): {reason}", results)
-        if planned.full_refresh:
+        if planned.whole_project:
             record_built_by(con, planned.digest)
     return results
 

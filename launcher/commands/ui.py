@@ -10,7 +10,8 @@ from pipelines.settings import Settings
 
 def register(commands: argparse._SubParsersAction) -> None:
     ui = commands.add_parser(
-        "ui", help="the Dagster UI and its daemon (dg dev) over the instance in $ADWH_HOME/dagster"
+        "ui",
+        help="the Dagster UI and its daemon (dg dev) over the instance in $ADWH_HOME/dagster",
     )
     ui.add_argument("--port", type=int, default=3000, help="on 127.0.0.1 (%(default)s)")
     ui.add_argument(
@@ -24,8 +25,9 @@ def handle(_settings: Settings, args: argparse.Namespace) -> int:
 
 
 def command_ui(port: int, verbose: bool) -> int:
-    """`dg dev`, Dagster's way to run a project locally, from the repository's root, with
-    DAGSTER_HOME at the instance `adwh` records to. Warnings only unless `verbose`
+    """`dg dev`, Dagster's way to run a project locally, on the repository's workspace.yaml
+    (the tables' code location and the warehouse's; without it `dg dev` loads the project's
+    one), with DAGSTER_HOME at the instance `adwh` records to. Warnings only unless `verbose`
     (`launcher/ui.py`): Dagster's daemon logs two INFO lines per sensor tick (every 10 or 30 s),
     which the UI's tick history shows anyway, and each run's worker its every event, which
     the run's page shows; so the URL is printed here."""
@@ -37,5 +39,5 @@ def command_ui(port: int, verbose: bool) -> int:
         raise UsageError(f"Dagster's dg is not installed ({dg}): uv sync --group ui")
     home = dagster_home()
     print(f"adwh: the Dagster UI at http://127.0.0.1:{port}, its instance in {home}", flush=True)
-    # In the project's root: dg reads its pyproject.toml there.
-    return ui.command_ui(dg, port, verbose, ui.ui_environment(home), PROJECT_ROOT)
+    workspace = PROJECT_ROOT / "workspace.yaml"
+    return ui.command_ui(dg, port, verbose, ui.ui_environment(home), workspace)

@@ -15,7 +15,7 @@ import dagster as dg
 import psutil
 import pytest
 
-from assets.definitions import WAREHOUSE_ASSETS
+from assets.marts import warehouse_marts
 from assets.partitions import RANGE_START_TAG
 from bench.deployment import Deployment, deployment, run_worker_pid, settled, wait_until
 from bench.scenarios import warehouse_digest
@@ -69,7 +69,7 @@ def peak_runs_at_once(instance: dg.DagsterInstance) -> int:
 
 def warehouse_builds(instance: dg.DagsterInstance) -> set[str]:
     """The runs that materialized any of the warehouse's models."""
-    models = [key for asset in WAREHOUSE_ASSETS for key in asset.keys]
+    models = list(warehouse_marts.keys)
     return {
         record.run_id
         for key in models

@@ -1,7 +1,8 @@
 """Dagster records every run a user makes, where the UI reads it.
 
-`adwh run` and `adwh rebuild` write to the instance under `$ADWH_HOME/dagster`; the UI (`adwh
-ui`: `dg dev` with DAGSTER_HOME there) opens the same storage. Each partition's
+`adwh run` and `adwh rebuild` write to the instance under `$ADWH_HOME/dagster` (a run of the
+tables, then the warehouse location's build); the UI (`adwh ui`: `dg dev` with
+DAGSTER_HOME there) opens the same storage. Each partition's
 materialization carries its own rows, the last the run's figures too; a run that changes tables
 without the warehouse gets the warehouse rebuilt by the automation sensor.
 """
@@ -15,11 +16,12 @@ import duckdb
 import pytest
 import yaml
 
-from assets.definitions import WAREHOUSE_ASSETS, defs
+from assets.definitions import defs
 from assets.instance import CONFIG, PROJECT_ROOT, dagster_home
-from assets.marts import MANIFEST, MANIFEST_PROJECT
+from assets.marts import MANIFEST, MANIFEST_PROJECT, warehouse_marts
 from assets.resources import WarehouseResource
 from assets.retries import AUTO_RETRY_TAG, WILL_RETRY_TAG
+from assets.warehouse_definitions import defs as warehouse_defs
 from bench import scenarios
 from launcher.cli import main
 from tests.conftest import TODAY, copy_of_a_run
@@ -28,7 +30,7 @@ SPAN = ("2026-11-18", "2026-11-20")
 
 
 def ui_instance(monkeypatch: pytest.MonkeyPatch) -> dg.DagsterInstance:
-    """The instance `adwh ui` (`dg dev`) opens: Dagster's own, from the DAGSTER_HOME it sets."""
+    """The instance `adwh ui` (`dg dev`) opens: Dagster's own, from its DAGSTER_HOME."""
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home()))
     return dg.DagsterInstance.get()
 
@@ -44,15 +46,18 @@ def materializations(instance: dg.DagsterInstance, table: str) -> list[dg.EventL
 
 def test_the_ui_sees_the_clis_runs_partitions_checks_and_metadata(ran, monkeypatch):
     with ui_instance(monkeypatch) as instance:
-        runs = instance.get_runs()
-        assert [run.tags["adwh/command"] for run in runs] == ["run"]
-        assert runs[0].is_success
+        runs = instance.get_runs()  # newest first: the build after the run of the tables
+        assert [(run.tags["adwh/command"], run.job_name) for run in runs] == [
+            ("run", "warehouse"),
+            ("run", "daily"),
+        ]
+        assert all(run.is_success for run in runs)
         # the daemon of `adwh ui` retries the runs it launches (a local `adwh backfill`'s) as
         # the deployment's does; never the CLI's, whose exit status has told how it ended
         deployed = yaml.safe_load((PROJECT_ROOT / "deploy" / "dagster.yaml").read_text())
         assert instance.run_retries_enabled and instance.run_retries_retry_on_asset_or_op_failure
         assert instance.run_retries_max_retries == deployed["run_retries"]["max_retries"] > 0
-        assert runs[0].tags["dagster/max_retries"] == "0"
+        assert {run.tags["dagster/max_retries"] for run in runs} == {"0"}
         partitions = instance.get_materialized_partitions(dg.AssetKey("campaign_metrics"))
         assert partitions == set(SPAN) | {"2026-11-19"}
         contract = dg.AssetCheckKey(dg.AssetKey("campaign_metrics"), "contract")
@@ -130,10 +135,14 @@ def test_rebuild_is_a_run_of_the_same_job_that_sends_nothing_and_gives_the_runs_
     assert table_counts(ran) == before
     assert before["campaigns"] > 0 and before["mart_cluster_daily"] > 0
     with ui_instance(monkeypatch) as instance:
-        commands = sorted(run.tags["adwh/command"] for run in instance.get_runs())
-        assert commands == ["rebuild", "run"]
-        rebuild = next(r for r in instance.get_runs() if r.tags["adwh/command"] == "rebuild")
-        assert rebuild.job_name == "daily" and rebuild.is_success
+        runs = instance.get_runs()
+        assert sorted((run.tags["adwh/command"], run.job_name) for run in runs) == [
+            ("rebuild", "daily"),
+            ("rebuild", "warehouse"),
+            ("run", "daily"),
+            ("run", "warehouse"),
+        ]
+        assert all(run.is_success for run in runs)
 
 
 def table_counts(home: Path) -> dict[str, int]:
@@ -145,8 +154,8 @@ def table_counts(home: Path) -> dict[str, int]:
 
 
 def refresh_requests(instance: dg.DagsterInstance) -> list[dg.RunRequest]:
-    sensor = defs.resolve_sensor_def("warehouse_refresh")
-    with dg.build_sensor_context(instance=instance, definitions=defs) as context:
+    sensor = warehouse_defs.resolve_sensor_def("warehouse_refresh")
+    with dg.build_sensor_context(instance=instance, definitions=warehouse_defs) as context:
         return sensor.evaluate_tick(context).run_requests or []
 
 
@@ -154,15 +163,11 @@ def refresh_requests(instance: dg.DagsterInstance) -> list[dg.RunRequest]:
 def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_once_nothing_runs(home, embedded):
     """As a backfill or the accounts' runs do: the sensor, on by default, requests the whole
     warehouse once tables changed and no run is queued, in progress or about to be retried;
-    not after a full run, not after its own build."""
-    assert defs.resolve_sensor_def("warehouse_refresh").default_status.value == "RUNNING"
+    not before any table, not after its own build."""
+    sensor = warehouse_defs.resolve_sensor_def("warehouse_refresh")
+    assert sensor.default_status.value == "RUNNING"
     tables = defs.resolve_job_def("daily")
     with dg.instance_for_test() as instance:
-        assert refresh_requests(instance) == []
-        full = tables.execute_in_process(
-            instance=instance, partition_key="2026-11-20", raise_on_error=True
-        )
-        assert full.success
         assert refresh_requests(instance) == []
         metrics_only = tables.execute_in_process(
             instance=instance,
@@ -185,9 +190,9 @@ def test_a_run_of_tables_alone_gets_the_warehouse_rebuilt_once_nothing_runs(home
         (request,) = refresh_requests(instance)
         # a run of the `warehouse` job: every model (it is one file), named so in the UI
         assert request.job_name in (None, "warehouse") and request.asset_selection is None
-        assert defs.resolve_sensor_def("warehouse_refresh").job_name == "warehouse"
+        assert sensor.job_name == "warehouse"
         refresh = dg.materialize(
-            WAREHOUSE_ASSETS, instance=instance, resources={"warehouse": WarehouseResource()}
+            [warehouse_marts], instance=instance, resources={"warehouse": WarehouseResource()}
         )
         assert refresh.success
         assert refresh_requests(instance) == []
@@ -198,3 +203,33 @@ def test_the_schedule_is_off_after_set_up_and_names_how_to_start_it():
     assert schedule.default_status is dg.DefaultScheduleStatus.STOPPED
     assert "dagster schedule start daily_schedule" in schedule.description
     assert date.fromisoformat(SPAN[1]) < TODAY
+
+
+def test_a_selection_of_marts_builds_those_and_keeps_the_others(ran, monkeypatch):
+    """The marts can be materialized a few at a time, as the UI offers: dbt builds the ones
+    selected (with their tests), the others stay in the file as they were, and a file that
+    needed every model built from nothing is not taken for the project's after it."""
+    with duckdb.connect(str(ran / "warehouse.duckdb")) as con:
+        con.execute("DELETE FROM _dbt_project")  # as if the project had changed since
+    before = marts_and_tables(ran)
+    with ui_instance(monkeypatch) as instance:
+        result = dg.materialize(
+            [warehouse_marts],
+            instance=instance,
+            resources={"warehouse": WarehouseResource()},
+            selection=["mart_account_daily"],
+        )
+        assert result.success
+    (built,) = result.get_asset_materialization_events()
+    assert built.asset_key == dg.AssetKey("mart_account_daily")
+    assert built.materialization.metadata["dbt status"].value == "success"
+    checks = {e.asset_check_key.name for e in result.get_asset_check_evaluations()}
+    assert checks and all("mart_account_daily" in name for name in checks)
+    assert marts_and_tables(ran) == before
+    with duckdb.connect(str(ran / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM _dbt_project").fetchone() == (0,)
+
+
+def marts_and_tables(home: Path) -> dict[str, int]:
+    """What analysts read, not the build's own bookkeeping (`_lake_reloads` …)."""
+    return {name: rows for name, rows in table_counts(home).items() if not name.startswith("_")}

@@ -13,6 +13,7 @@ from assets.definitions import daily_schedule, defs
 from assets.instance import open_instance
 from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
 from assets.resources import ServiceResource, WarehouseResource
+from assets.warehouse_definitions import defs as warehouse_defs
 from pipelines.catch_up import CATCH_UP_TAG
 from pipelines.fanout import ACCOUNTS_TAG, GUESSES_PER_RUN, KEY_TAG
 from pipelines.sources import SOURCES
@@ -93,11 +94,23 @@ def test_daily_schedule_packs_the_accounts_the_key_reaches_into_runs(home, monke
     assert {r.tags[RANGE_END_TAG] for r in requests} == {"2026-11-22"}
 
 
-def test_workspace_and_instance_files_point_at_the_one_definitions_object():
+def test_workspace_and_instance_files_point_at_the_two_code_locations():
+    """The tables' location keeps the name an instance keys its schedules' state by; the
+    warehouse's is apart (its dbt import), in the local workspace and the deployment's alike."""
     workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
-    target = workspace["load_from"][0]["python_module"]
-    assert (target["module_name"], target["attribute"]) == ("assets.definitions", "defs")
-    assert target["location_name"] == "pipelines.definitions"  # the state's key, kept
+    targets = [entry["python_module"] for entry in workspace["load_from"]]
+    assert [(t["module_name"], t["attribute"], t["location_name"]) for t in targets] == [
+        ("assets.definitions", "defs", "pipelines.definitions"),
+        ("assets.warehouse_definitions", "defs", "warehouse"),
+    ]
+    deployed = yaml.safe_load((ROOT / "deploy" / "workspace.yaml").read_text())
+    servers = [entry["grpc_server"]["host"] for entry in deployed["load_from"]]
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"]
+    commands = [compose[server]["command"] for server in servers]
+    assert [
+        "-m assets.definitions" in commands[0],
+        "-m assets.warehouse_definitions" in commands[1],
+    ] == [True, True]
     instance = yaml.safe_load((ROOT / "dagster.yaml").read_text())
     assert instance["telemetry"]["enabled"] is False
     assert "storage" not in instance  # Dagster's own SQLite storage, under DAGSTER_HOME
@@ -107,11 +120,20 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "definitions.json"
 
 
 def definitions_outline() -> dict:
-    """What the UI shows of the definitions, as plain data: every asset with its group, kinds,
-    partitioning and upstream assets; every check; every job, schedule and sensor."""
-    graph = defs.resolve_asset_graph()
+    """What the UI shows of each code location, as plain data: every asset with its group,
+    kinds, partitioning and upstream assets; every check; every job, schedule and sensor."""
+    return {"pipelines.definitions": outline_of(defs), "warehouse": outline_of(warehouse_defs)}
+
+
+def outline_of(location: dg.Definitions) -> dict:
+    graph = location.resolve_asset_graph()
+    own = {
+        key
+        for asset in location.assets or []
+        for key in (asset.keys if isinstance(asset, dg.AssetsDefinition) else [asset.key])
+    }
     assets = {}
-    for key in sorted(graph.get_all_asset_keys()):
+    for key in sorted(own):  # not another location's assets, which this one depends on
         node = graph.get(key)
         assets[key.to_user_string()] = {
             "group": node.group_name,
@@ -122,12 +144,12 @@ def definitions_outline() -> dict:
         }
     return {
         "assets": assets,
-        "jobs": sorted(job.name for job in defs.resolve_all_job_defs()),
+        "jobs": sorted(job.name for job in location.resolve_all_job_defs()),
         "schedules": {
             s.name: {"cron": s.cron_schedule, "job": s.job_name, "status": s.default_status.value}
-            for s in defs.schedules or []
+            for s in location.schedules or []
         },
-        "sensors": {s.name: s.default_status.value for s in defs.sensors or []},
+        "sensors": {s.name: s.default_status.value for s in location.sensors or []},
     }
 
 
@@ -148,9 +170,10 @@ def test_the_definitions_match_their_snapshot():
 def test_every_job_runs_its_steps_in_the_runs_own_process():
     """Backfills run the implicit asset job: a process per step would start Dagster again for
     every extraction step of every small run."""
-    jobs = defs.get_repository_def().get_all_jobs()
-    assert any(job.name.startswith("__ASSET_JOB") for job in jobs)
-    assert {job.executor_def.name for job in jobs} == {dg.in_process_executor.name}
+    for location in (defs, warehouse_defs):
+        jobs = location.get_repository_def().get_all_jobs()
+        assert any(job.name.startswith("__ASSET_JOB") for job in jobs)
+        assert {job.executor_def.name for job in jobs} == {dg.in_process_executor.name}
 
 
 # One extraction run, as the daemon's run worker would execute it: the definitions loaded in a
@@ -168,14 +191,15 @@ with dg.DagsterInstance.ephemeral() as instance:
     result = defs.resolve_job_def(EXTRACT_JOB).execute_in_process(
         instance=instance, tags=range_tags(day, day), raise_on_error=False
     )
-build = ("dbt", "duckdb", "warehouse.build", "warehouse.marts", "warehouse.load")
+build = ("dbt", "dagster_dbt", "duckdb", "warehouse.build", "warehouse.marts", "warehouse.load")
 print(result.success, sorted(m for m in sys.modules if m.startswith(build)))
 """
 
 
 def test_an_extraction_run_loads_neither_dbt_nor_the_warehouse_build(home):
     """What an extraction run's process pays to start is the extraction's code: the build's
-    (DuckDB, the loader, the marts, dbt) loads in the run that builds (bench/startup.py)."""
+    (DuckDB, the loader, the marts, dbt and dagster-dbt, which imports it) loads in the
+    warehouse's location, whose runs build (bench/startup.py)."""
     import subprocess
     import sys
 

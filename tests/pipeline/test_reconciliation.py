@@ -46,7 +46,7 @@ def test_a_row_changed_in_the_lake_fails_the_check_naming_day_currency_and_figur
     metrics = ["--tables", ",".join(schema.name for schema in RECONCILED)]  # what is checked
     assert main(["run", "--start", START.isoformat(), "--end", END.isoformat(), *metrics]) == 0
     with open_instance() as instance:
-        (run,) = instance.get_runs()
+        (run,) = instance.get_runs(dg.RunsFilter(job_name="daily"))  # then its warehouse's
         after_run = reconciled(instance, run.run_id)
     assert sorted(after_run) == sorted(s.name for s in RECONCILED)
     assert all(e.passed for e in after_run.values()), after_run

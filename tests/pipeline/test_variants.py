@@ -156,7 +156,7 @@ def run_variant(variant: int, home: Path) -> None:
             first, last = (day.isoformat() for day in WHOLE_SPAN)
             status = main(["run", "--start", first, "--end", last])
         with open_instance() as instance:
-            (run,) = instance.get_runs()
+            (run,) = instance.get_runs(dg.RunsFilter(job_name="daily"))  # then its warehouse's
             records = instance.get_records_for_run(
                 run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION, limit=1000
             ).records
