@@ -36,7 +36,8 @@ from warehouse.history_models import SNAPSHOTS_SOURCE
 from warehouse.schemas import SNAPSHOTS_SUFFIX
 
 PROJECT_TABLE = "_dbt_project"
-# The first day the tests read: `macros/tested_rows.sql`.
+# The dbt var naming the first day the tests read (`macros/tested_rows.sql`), passed with
+# `--vars` as dagster-open-platform passes its date window to its incremental models.
 TESTED_SINCE = "adwh_tested_since"
 EVERY_ROW = date(1, 1, 1)
 
@@ -138,12 +139,6 @@ def first_day_read_again(con: duckdb.DuckDBPyConnection) -> date | None:
     ).fetchone()[0]
 
 
-def set_tested_since(con: duckdb.DuckDBPyConnection, since: date) -> None:
-    """The first day the marts' tests read: a constant macro, which DuckDB inlines and pushes
-    into the tables' scans."""
-    con.execute(f"CREATE OR REPLACE MACRO {TESTED_SINCE}() AS DATE '{since.isoformat()}'")
-
-
 def built_by(con: duckdb.DuckDBPyConnection) -> str | None:
     """The digest of the project that built the models in the file, if any."""
     con.execute(f"CREATE TABLE IF NOT EXISTS {PROJECT_TABLE} (digest VARCHAR)")
@@ -190,7 +185,7 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
     `ADWH_HOME` is relative by default (`data`)."""
     building, artifacts = building.resolve(), artifacts.resolve()
     artifacts.mkdir(parents=True, exist_ok=True)
-    build = ["build", *_arguments(building, artifacts)]
+    build = ["build", *_arguments(building, artifacts, planned.tested_since)]
     if planned.full_refresh:
         build.append("--full-refresh")
     if planned.select:
@@ -204,7 +199,6 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
     # and the file is closed once, when the build is done (~0.5 of ~4 CPU-seconds a new
     # warehouse's build).
     with duckdb.connect(str(building)) as con:
-        set_tested_since(con, planned.tested_since)
         (catalog,) = con.execute("SELECT current_database()").fetchone()
         outcome = invoke(build, _parsed_project(planned.digest, catalog))
         results = [_result(result) for result in outcome.result or []]
@@ -217,8 +211,9 @@ def build_marts(building: Path, artifacts: Path, planned: Plan) -> list[NodeResu
     return results
 
 
-def _arguments(building: Path, artifacts: Path) -> list[str]:
-    """What every dbt command of a build is told: the file, where its log goes, what the log
+def _arguments(building: Path, artifacts: Path, tested_since: date) -> list[str]:
+    """What every dbt command of a build is told: the file and the first day its tests read
+    (dbt vars: the parse reused across builds holds neither), where its log goes, what the log
     keeps, and no JSON artifacts. The results come back in process; dbt's JSON (a manifest
     written twice, the run results) would cost ~0.5 s a build, for a folder removed when the
     build succeeds. Its log keeps warnings and errors: at dbt's default (debug) it wrote each
@@ -226,7 +221,9 @@ def _arguments(building: Path, artifacts: Path) -> list[str]:
     failed. When a build fails, dbt.log stays with each failure's error, and the error names
     every failed node."""
     return [
-        *("--vars", json.dumps({"warehouse_file": str(building)}), "--no-write-json"),
+        "--vars",
+        json.dumps({"warehouse_file": str(building), TESTED_SINCE: tested_since.isoformat()}),
+        "--no-write-json",
         *("--target-path", str(artifacts), "--log-path", str(artifacts)),
         *("--log-level-file", "warn"),
     ]

@@ -27,7 +27,7 @@ from warehouse.build import (
 )
 from warehouse.dbt_project import models_in_order, prepared_manifest, project_digest
 from warehouse.lake import Lake
-from warehouse.marts import MartError
+from warehouse.marts import EVERY_ROW, MartError, Plan, build_marts
 from warehouse.schemas import TABLES
 
 ACCOUNTS = ("a", "b")
@@ -280,3 +280,22 @@ def test_a_warehouse_rewritten_build_after_build_stays_the_size_of_its_data(root
     # load and its copies 3.7 MB, each under a quarter unused (likely DuckDB's row groups per
     # thread, which the load varies).
     assert max(sizes[1:]) < 1.5 * sizes[0], sizes
+
+
+def test_the_tests_of_a_build_read_the_rows_of_the_days_read_again(root, tmp_path):
+    """dbt's tests read the rows from the first day the build read again (the dbt var
+    `adwh_tested_since`): a row broken on an older day, which the build neither read nor
+    changed, is not read again, while a test over every row finds it."""
+    first = days(5)[0].isoformat()  # a row twice: mart_campaign_daily's grain broken
+    twice = f"SELECT * FROM campaign_metrics WHERE date = '{first}' LIMIT 1"
+    in_every_generation(root / "home", f"INSERT INTO campaign_metrics {twice}")
+    a_day(root, NEXT_DAYS[0])
+    built = build(root)
+    tests = [r for r in built.results if r.resource_type == "test"]
+    assert tests and all(r.status == "pass" for r in tests)
+    every_row = Plan(project_digest(), ("resource_type:test",), False, tested_since=EVERY_ROW)
+    building = tmp_path / WAREHOUSE_FILE  # dbt's parse names the models' catalog after it
+    shutil.copy(root / "home" / WAREHOUSE_FILE, building)
+    with pytest.raises(MartError) as failed:
+        build_marts(building, tmp_path / "dbt", every_row)
+    assert "grain_mart_campaign_daily" in {r.name for r in failed.value.results if r.failed}
