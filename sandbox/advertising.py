@@ -1,6 +1,6 @@
 """Ad groups, targets, product ads and search terms, built from an account's campaigns.
 
-Attributes are drawn a column at a time (`Account.columns`), so the `large` preset's 50,000
+Attributes are drawn a column at a time (`Draws.columns`), so the `large` preset's 50,000
 targets build in well under a second. Each kind has a small columnar table of its integer links
 (ad group → campaign, target → ad group …), which metrics and the optimizer use, and plain
 records in the spec's shape, which the lists serve.
@@ -8,19 +8,15 @@ records in the spec's shape, which the lists serve.
 
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sandbox.reference import COUNTRY_BY_ID, amount, ordinal, stamp
-from sandbox.spec import AD_PRODUCTS, TARGET_LOOKBACK_DAYS
+from sandbox.campaigns import ARCHIVED, ENABLED, PAUSED, SB, SD, STATES, CampaignTable
+from sandbox.hashing import Draws
+from sandbox.reference import amount, ordinal, stamp
+from sandbox.spec import TARGET_LOOKBACK_DAYS
+from sandbox.vocabulary import CATEGORIES, competitor_asin, phrase
 
-if TYPE_CHECKING:
-    from sandbox.world import Account
-
-SP, SB, SD = range(3)
-STATES = ("ENABLED", "PAUSED", "ARCHIVED")
-ENABLED, PAUSED, ARCHIVED = range(3)
 TARGET_TYPES = (
     "KEYWORD",
     "PRODUCT",
@@ -42,49 +38,8 @@ _TYPE_SHARES = np.array(
     ]
 )
 NEGATIVE_SHARE = 0.12  # of keyword and product targets
-_VOCABULARY = (
-    "organic green tea coffee mug bottle steel bamboo travel kids yoga mat lamp desk led "
-    "wireless charger cable case leather wallet running shoes socks cotton towel kitchen knife "
-    "garden hose dog toy cat bed baby blanket phone stand camera bag backpack water filter glass "
-    "jar candle soap shampoo brush storage box shelf chair pillow sheet large small premium gift "
-    "women men outdoor waterproof portable reusable"
-)
-WORDS = tuple(_VOCABULARY.split())
-CATEGORIES = (
-    "Kitchen & Dining",
-    "Sports & Outdoors",
-    "Home & Garden",
-    "Toys & Games",
-    "Electronics",
-    "Beauty",
-    "Pet Supplies",
-    "Office Products",
-)
 _KEYWORD_MATCH = ("BROAD", "PHRASE", "EXACT")
 _NEGATIVE_MATCH = ("NEGATIVE_EXACT", "NEGATIVE_PHRASE")
-
-
-def phrase(bits: int, words: int = 2) -> str:
-    """A shopper-like phrase of 2 or 3 vocabulary words drawn from a 64-bit hash."""
-    count = words + (bits >> 60) % 2
-    return " ".join(WORDS[(bits >> (12 * k)) % len(WORDS)] for k in range(count))
-
-
-def competitor_asin(bits: int) -> str:
-    return "B0" + format(bits % 36**8, "08X")[-8:]
-
-
-def campaign_delivery(state: str) -> dict:
-    """A campaign's delivery fields, which follow its state."""
-    return {
-        "deliveryStatus": "DELIVERING" if state == "ENABLED" else "NOT_DELIVERING",
-        "deliveryReasons": [] if state == "ENABLED" else [f"CAMPAIGN_{state}"],
-    }
-
-
-def versioned(name: str, version: int) -> str:
-    """An entity's name after `version` renames (the change log's `name` values)."""
-    return name if version == 0 else f"{name} (rev. {version})"
 
 
 def states(parent: np.ndarray, u: np.ndarray, enabled: float, paused: float) -> np.ndarray:
@@ -106,27 +61,6 @@ def _updated(anchor: date, j: np.ndarray | int, spread: int) -> np.ndarray | int
     return ordinal(anchor) - 1 - j % spread
 
 
-# ---------------------------------------------------------------------- campaigns
-@dataclass(frozen=True)
-class CampaignTable:
-    ad_product: np.ndarray  # index into AD_PRODUCTS
-    state: np.ndarray  # index into STATES
-    start: np.ndarray  # ordinal day of startDate
-    exponent: np.ndarray  # currency digits
-
-
-def campaign_table(account: "Account") -> CampaignTable:
-    """Built from the base records: the states children inherit and metrics' activity do not
-    follow the day's changes, so a past day's figures stay what they were."""
-    rows = account.base_campaigns
-    return CampaignTable(
-        ad_product=np.array([AD_PRODUCTS.index(c["adProduct"]) for c in rows], dtype=np.int64),
-        state=np.array([STATES.index(c["state"]) for c in rows], dtype=np.int64),
-        start=np.array([ordinal(date.fromisoformat(c["startDate"])) for c in rows]),
-        exponent=np.array([COUNTRY_BY_ID[c["country"]].exponent for c in rows]),
-    )
-
-
 # ---------------------------------------------------------------------- ad groups
 @dataclass(frozen=True)
 class AdGroupTable:
@@ -136,26 +70,23 @@ class AdGroupTable:
     default_bid: np.ndarray  # minor units; -1 for SB, whose ad groups have none
 
 
-def adgroup_table(account: "Account") -> AdGroupTable:
+def adgroup_table(draws: Draws, anchor: date, campaigns: CampaignTable) -> AdGroupTable:
     """One to three ad groups per campaign (about two)."""
-    campaigns = account.campaign_table
-    (u_count,) = account.columns("adgroup-count", 1, len(campaigns.state))
+    (u_count,) = draws.columns("adgroup-count", 1, len(campaigns.state))
     owner = np.repeat(np.arange(len(campaigns.state)), 1 + (u_count * 3).astype(np.int64))
-    u_state, u_day, u_bid = account.columns("adgroup", 3, len(owner))
+    u_state, u_day, u_bid = draws.columns("adgroup", 3, len(owner))
     return AdGroupTable(
         campaign=owner,
         state=states(campaigns.state[owner], u_state, 0.8, 0.13),
-        created=_created(campaigns.start[owner], account.anchor, u_day),
+        created=_created(campaigns.start[owner], anchor, u_day),
         default_bid=np.where(
             campaigns.ad_product[owner] == SB, -1, 30 + (u_bid * 120).astype(np.int64)
         ),
     )
 
 
-def adgroup_names(account: "Account") -> list[str]:
+def adgroup_names(table: AdGroupTable, campaigns: list[dict]) -> list[str]:
     """Each ad group's name when created: its campaign's first name and its rank in it."""
-    table = account.adgroup_table
-    campaigns = account.base_campaigns
     first = np.searchsorted(table.campaign, table.campaign)
     return [
         f"{campaigns[c]['name']} · ad group {j - first[j] + 1}"
@@ -163,12 +94,17 @@ def adgroup_names(account: "Account") -> list[str]:
     ]
 
 
-def adgroups(account: "Account") -> list[dict]:
-    """The ad groups before any change by people and programs (`Account.adgroups` adds them)."""
-    table = account.adgroup_table
-    campaigns = account.base_campaigns
-    exponents = account.campaign_table.exponent
-    names = adgroup_names(account)
+def base_adgroups(
+    draws: Draws,
+    anchor: date,
+    table: AdGroupTable,
+    campaigns: list[dict],
+    campaign_table: CampaignTable,
+) -> list[dict]:
+    """The ad groups before any change by people and programs (`changes.Edits` adds them);
+    `campaigns` the base campaigns."""
+    exponents = campaign_table.exponent
+    names = adgroup_names(table, campaigns)
     rows = []
     for j, c in enumerate(table.campaign.tolist()):
         campaign = campaigns[c]
@@ -176,8 +112,8 @@ def adgroups(account: "Account") -> list[dict]:
         rows.append(
             {
                 "object": "adgroup",
-                "id": account.id_of("adgroup", j),
-                "adGroupId": str(2 * 10**12 + j * 7_919 + account.index),
+                "id": draws.id_of("adgroup", j),
+                "adGroupId": str(2 * 10**12 + j * 7_919 + draws.index),
                 "name": names[j],
                 "campaign": campaign["id"],
                 "adProduct": campaign["adProduct"],
@@ -188,7 +124,7 @@ def adgroups(account: "Account") -> list[dict]:
                 if table.default_bid[j] < 0
                 else amount(int(table.default_bid[j]), int(exponents[c])),
                 "createdAt": created,
-                "updatedAt": max(stamp(_updated(account.anchor, j, 15), j * 61), created),
+                "updatedAt": max(stamp(_updated(anchor, j, 15), j * 61), created),
             }
         )
     return rows
@@ -205,14 +141,14 @@ class TargetTable:
     base_bid: np.ndarray  # minor units before any optimizer change; -1 for negative targets
 
 
-def target_table(account: "Account") -> TargetTable:
-    """`preset.targets` targets spread at random over the ad groups, types as spec 4.6 allows."""
-    n = account.preset.targets
-    groups = account.adgroup_table
-    u_group, u_kind, u_negative, u_state, u_bid = account.columns("target", 5, n)
+def target_table(
+    draws: Draws, count: int, groups: AdGroupTable, campaigns: CampaignTable
+) -> TargetTable:
+    """`count` targets spread at random over the ad groups, types as spec 4.6 allows."""
+    u_group, u_kind, u_negative, u_state, u_bid = draws.columns("target", 5, count)
     adgroup = np.sort((u_group * len(groups.campaign)).astype(np.int64))
     campaign = groups.campaign[adgroup]
-    shares = np.cumsum(_TYPE_SHARES, axis=1)[account.campaign_table.ad_product[campaign]]
+    shares = np.cumsum(_TYPE_SHARES, axis=1)[campaigns.ad_product[campaign]]
     kind = np.argmax(u_kind[:, None] < shares - 1e-9, axis=1)
     negative = (kind <= PRODUCT) & (u_negative < NEGATIVE_SHARE)
     return TargetTable(
@@ -286,24 +222,32 @@ def _definition(ad_product: int, kind: int, negative: bool, bits: int) -> dict:
     return fields
 
 
-def targets(account: "Account") -> list[dict]:
-    table = account.target_table
-    groups = account.adgroup_table
-    bids = account.optimizer.current_bid
-    exponents = account.campaign_table.exponent
-    ad_products = account.campaign_table.ad_product
-    bits = account.bits("target-definition", len(table.kind))
-    (u_day,) = account.columns("target-day", 1, len(table.kind))
-    created = _created(groups.created[table.adgroup], account.anchor, u_day)
-    campaigns, adgroup_ids = account.base_campaigns, [g["id"] for g in account.base_adgroups]
+def targets(
+    draws: Draws,
+    anchor: date,
+    table: TargetTable,
+    groups: AdGroupTable,
+    campaign_table: CampaignTable,
+    campaigns: list[dict],
+    adgroups: list[dict],
+    bids: np.ndarray,
+) -> list[dict]:
+    """Every target's record; `campaigns` and `adgroups` the base records (ids and links),
+    `bids` each target's bid after the optimizer's last applied change (minor units)."""
+    exponents = campaign_table.exponent
+    ad_products = campaign_table.ad_product
+    bits = draws.bits("target-definition", len(table.kind))
+    (u_day,) = draws.columns("target-day", 1, len(table.kind))
+    created = _created(groups.created[table.adgroup], anchor, u_day)
+    adgroup_ids = [g["id"] for g in adgroups]
     rows = []
     for t in range(len(table.kind)):
         c, kind, negative = int(table.campaign[t]), int(table.kind[t]), bool(table.negative[t])
         campaign = campaigns[c]
         record = {
             "object": "target",
-            "id": account.id_of("target", t),
-            "targetId": str(3 * 10**12 + t * 7_919 + account.index),
+            "id": draws.id_of("target", t),
+            "targetId": str(3 * 10**12 + t * 7_919 + draws.index),
             "adProduct": campaign["adProduct"],
             "campaign": campaign["id"],
             "adGroup": adgroup_ids[table.adgroup[t]],
@@ -318,7 +262,7 @@ def targets(account: "Account") -> list[dict]:
         record["createdAt"] = stamp(created[t], t * 89)
         # Dated from the anchor even for targets under the optimizer: their bid moves nightly,
         # and the optimizer's changes are told by the history and the log, not by this date.
-        updated = stamp(_updated(account.anchor, t, 20), t * 53)
+        updated = stamp(_updated(anchor, t, 20), t * 53)
         record["updatedAt"] = max(updated, record["createdAt"])
         rows.append(record)
     return rows
@@ -333,19 +277,25 @@ class ProductAdTable:
     state: np.ndarray
 
 
-def product_ad_table(account: "Account") -> ProductAdTable:
-    """One to six product ads per SP or SD ad group (SB has none)."""
-    groups = account.adgroup_table
-    ad_products = account.campaign_table.ad_product[groups.campaign]
+def product_ad_table(
+    draws: Draws,
+    groups: AdGroupTable,
+    campaign_table: CampaignTable,
+    campaigns: list[dict],
+    products_by_country: dict[str, list[int]],
+) -> ProductAdTable:
+    """One to six product ads per SP or SD ad group (SB has none), each of a catalog product
+    of its campaign's country; `campaigns` the base records."""
+    ad_products = campaign_table.ad_product[groups.campaign]
     eligible = np.flatnonzero(ad_products != SB)
-    (u_count,) = account.columns("product-ad-count", 1, len(eligible))
+    (u_count,) = draws.columns("product-ad-count", 1, len(eligible))
     adgroup = np.repeat(eligible, 1 + (u_count * 6).astype(np.int64))
     campaign = groups.campaign[adgroup]
-    u_product, u_state = account.columns("product-ad", 2, len(adgroup))
-    countries = [c["country"] for c in account.base_campaigns]
+    u_product, u_state = draws.columns("product-ad", 2, len(adgroup))
+    countries = [c["country"] for c in campaigns]
     country = np.array([countries[c] for c in campaign.tolist()], dtype=object)
     product = np.full(len(adgroup), -1)
-    for country_id, pool in account.products_by_country.items():
+    for country_id, pool in products_by_country.items():
         here = country == country_id
         product[here] = np.asarray(pool)[(u_product[here] * len(pool)).astype(np.int64)]
     kept = product >= 0  # a country without catalog products has nothing to advertise
@@ -357,16 +307,22 @@ def product_ad_table(account: "Account") -> ProductAdTable:
     )
 
 
-def product_ads(account: "Account") -> list[dict]:
-    table = account.product_ad_table
-    groups = account.adgroups
-    products = account.products
+def product_ads(
+    draws: Draws,
+    anchor: date,
+    table: ProductAdTable,
+    campaigns: list[dict],
+    groups: list[dict],
+    products: list[dict],
+) -> list[dict]:
+    """Every product ad's record; `campaigns` and `groups` as of the reference date, whose
+    states stop delivery."""
     rows = []
     for k in range(len(table.adgroup)):
         group, product = groups[table.adgroup[k]], products[table.product[k]]
         state = STATES[table.state[k]]
         levels = (
-            ("CAMPAIGN", account.campaigns[table.campaign[k]]["state"]),
+            ("CAMPAIGN", campaigns[table.campaign[k]]["state"]),
             ("AD_GROUP", group["state"]),
             ("AD", state),
         )
@@ -374,9 +330,9 @@ def product_ads(account: "Account") -> list[dict]:
         rows.append(
             {
                 "object": "product_ad",
-                "id": account.id_of("product-ad", k),
+                "id": draws.id_of("product-ad", k),
                 "adProduct": group["adProduct"],
-                "adId": str(4 * 10**12 + k * 7_919 + account.index),
+                "adId": str(4 * 10**12 + k * 7_919 + draws.index),
                 "connection": group["connection"],
                 "country": group["country"],
                 "campaign": group["campaign"],
@@ -389,9 +345,7 @@ def product_ads(account: "Account") -> list[dict]:
                 "deliveryStatus": "DELIVERING" if not reasons else "NOT_DELIVERING",
                 "deliveryReasons": reasons,
                 "createdAt": group["createdAt"],
-                "updatedAt": max(
-                    stamp(_updated(account.anchor, k, 25), k * 41), group["createdAt"]
-                ),
+                "updatedAt": max(stamp(_updated(anchor, k, 25), k * 41), group["createdAt"]),
             }
         )
     return rows
@@ -405,12 +359,13 @@ class SearchTermTable:
     campaign: np.ndarray
 
 
-def search_term_table(account: "Account") -> SearchTermTable:
+def search_term_table(
+    draws: Draws, table: TargetTable, campaign_table: CampaignTable
+) -> SearchTermTable:
     """Zero to two shopper queries per positive keyword, product or category target of SP/SB."""
-    table = account.target_table
-    ad_products = account.campaign_table.ad_product[table.campaign]
+    ad_products = campaign_table.ad_product[table.campaign]
     eligible = np.flatnonzero((ad_products != SD) & ~table.negative & (table.kind <= 2))
-    (u_count,) = account.columns("search-term-count", 1, len(eligible))
+    (u_count,) = draws.columns("search-term-count", 1, len(eligible))
     counts = (u_count < 0.6).astype(np.int64) + (u_count < 0.2)
     target = np.repeat(eligible, counts)
     return SearchTermTable(target, table.adgroup[target], table.campaign[target])
@@ -429,17 +384,15 @@ def _shopper_text(target: dict, bits: int) -> str:
     return phrase(bits, 2)
 
 
-def search_terms(account: "Account") -> list[dict]:
-    table = account.search_term_table
-    targets = account.targets
-    bits = account.bits("search-term", len(table.target))
+def search_terms(draws: Draws, table: SearchTermTable, targets: list[dict]) -> list[dict]:
+    bits = draws.bits("search-term", len(table.target))
     rows = []
     for s in range(len(table.target)):
         target = targets[table.target[s]]
         rows.append(
             {
                 "object": "search_term",
-                "id": account.id_of("search-term", s),
+                "id": draws.id_of("search-term", s),
                 "searchTerm": _shopper_text(target, int(bits[s])),
                 "adProduct": target["adProduct"],
                 "campaign": target["campaign"],

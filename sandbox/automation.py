@@ -7,11 +7,15 @@ change log. Workflow 3 acts on the catalog, not on campaigns. Tasks and store ch
 from hashes of (seed, account, kind, index), like every other record.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from sandbox.hashing import make_id, scalar, unit
-from sandbox.optimizer import managed_campaigns
+import numpy as np
+
+from sandbox.changes import Edits
+from sandbox.hashing import Draws, make_id, scalar
+from sandbox.optimizer import Managed
 from sandbox.reference import timestamp
 from sandbox.spec import (
     CAMPAIGN_FIELD_PATHS,
@@ -73,16 +77,17 @@ def template_id(kind: int) -> str:
     return make_id("workflow-template", kind)
 
 
-def workflow_records(account) -> list[dict]:
-    created = account.anchor - timedelta(days=200)
+def workflow_records(draws: Draws, name: str, anchor: date) -> list[dict]:
+    """The account's workflows (`name`: the account's), one per kind."""
+    created = anchor - timedelta(days=200)
     records = []
     for w, kind in enumerate(WORKFLOW_KINDS):
         overridden = w % 2 == 1
         records.append(
             {
                 "object": "workflow",
-                "id": account.id_of("workflow", w),
-                "name": f"{kind.name} ({account.name})",
+                "id": draws.id_of("workflow", w),
+                "name": f"{kind.name} ({name})",
                 "name_key": kind.name_key,
                 "description_key": kind.description_key,
                 "template": template_id(w),
@@ -103,15 +108,14 @@ def workflow_records(account) -> list[dict]:
                     {"id": "act", "type": kind.description_key, "next": []},
                 ],
                 "createdAt": timestamp(created, 3600 * w),
-                "updatedAt": timestamp(account.anchor - timedelta(days=1 + w), 60 * w),
+                "updatedAt": timestamp(anchor - timedelta(days=1 + w), 60 * w),
             }
         )
     return records
 
 
-def workflow_members(account) -> dict[int, list[int]]:
+def workflow_members(managed: Managed) -> dict[int, list[int]]:
     """Campaign positions each workflow processes: the optimizer's own assignment."""
-    managed = managed_campaigns(account)
     members: dict[int, list[int]] = {w: [] for w in range(len(WORKFLOW_KINDS))}
     for campaign, workflow in zip(
         managed.campaign.tolist(), managed.workflow.tolist(), strict=True
@@ -120,9 +124,9 @@ def workflow_members(account) -> dict[int, list[int]]:
     return members
 
 
-def empty_reason(account, workflow: int) -> str | None:
+def empty_reason(members: dict[int, list[int]], workflow: int) -> str | None:
     """Why a workflow processes no campaign (spec 4.9), or None when it processes some."""
-    if account.workflow_members[workflow]:
+    if members[workflow]:
         return None
     kind = WORKFLOW_KINDS[workflow]
     if not kind.acts_on_campaigns:
@@ -130,11 +134,15 @@ def empty_reason(account, workflow: int) -> str | None:
     return "filtro-vacio" if kind.selection == "auto" else "manual-sin-enlaces"
 
 
-def workflow_campaign_records(account, workflow: int) -> list[dict]:
+def workflow_campaign_records(
+    members: list[int], campaigns: list[dict], configs: list[dict | None]
+) -> list[dict]:
+    """The campaigns (`members`, positions) a workflow processes, as of the reference date,
+    with their optimizer configuration (`configs`, per campaign)."""
     records = []
-    for c in account.workflow_members[workflow]:
-        campaign = account.campaigns[c]
-        config = account.optimization_config(c)
+    for c in members:
+        campaign = campaigns[c]
+        config = configs[c]
         linked = bool(config["linkedWorkflowDefinitionIds"])
         records.append(
             {
@@ -165,34 +173,49 @@ class Entity:
     display_id: str
 
 
-# Per task-item entity type: the account's list, and the fields shown as name and display id.
-# Campaigns and ad groups are read as they were when the task was created (`_as_of`).
-ENTITY_SOURCES = {
-    "campaigns": ("base_campaigns", "name", "campaignId"),
-    "adgroups": ("base_adgroups", "name", "adGroupId"),
-    "targets": ("targets", "expression", "targetId"),
-    "product_ads": ("product_ads", "asin", "adId"),
-    "search_terms": ("search_terms", "searchTerm", "searchTerm"),
-    "products": ("products", "title", "asin"),
+# Per task-item entity type: the fields shown as name and display id. Its records are the base
+# campaigns and ad groups, read as they were when the task was created (`Revisions.as_of`), and
+# the targets, product ads, search terms and products as they are.
+ENTITY_FIELDS = {
+    "campaigns": ("name", "campaignId"),
+    "adgroups": ("name", "adGroupId"),
+    "targets": ("expression", "targetId"),
+    "product_ads": ("asin", "adId"),
+    "search_terms": ("searchTerm", "searchTerm"),
+    "products": ("title", "asin"),
 }
 
 
-def _as_of(account, kind: str, position: int, record: dict, moment: str) -> dict:
-    """A campaign or ad group as it was at `moment` (the changes logged before it applied), so
-    a task shows what its author saw, whatever the reference date; other kinds as they are."""
-    if kind == "campaigns":
-        return account.edits.campaign(account, position, record, before=moment)
-    if kind == "adgroups":
-        return account.edits.adgroup(account, position, record, before=moment)
-    return record
+@dataclass(frozen=True)
+class Revisions:
+    """Campaigns' and ad groups' applied changes (`edits`), and the currency digits of each
+    campaign (`exponent`) and ad group's campaign (`adgroup_campaign`)."""
+
+    edits: Edits
+    exponent: np.ndarray
+    adgroup_campaign: np.ndarray
+
+    def as_of(self, kind: str, position: int, record: dict, moment: str) -> dict:
+        """A campaign or ad group as it was at `moment` (the changes logged before it applied),
+        so a task shows what its author saw, whatever the reference date; other kinds as they
+        are."""
+        if kind == "campaigns":
+            exponent = int(self.exponent[position])
+            return self.edits.campaign(position, record, exponent, before=moment)
+        if kind == "adgroups":
+            exponent = int(self.exponent[self.adgroup_campaign[position]])
+            return self.edits.adgroup(position, record, exponent, before=moment)
+        return record
 
 
-def _entity(account, kind: str, pick: int, moment: str) -> tuple[Entity, dict]:
+def _entity(
+    entities: Mapping[str, list[dict]], revisions: Revisions, kind: str, pick: int, moment: str
+) -> tuple[Entity, dict]:
     """The entity a suggestion points at, and its record as of the task's creation."""
-    attribute, name, display_id = ENTITY_SOURCES[kind]
-    records = getattr(account, attribute)
+    name, display_id = ENTITY_FIELDS[kind]
+    records = entities[kind]
     position = pick % len(records)
-    record = _as_of(account, kind, position, records[position], moment)
+    record = revisions.as_of(kind, position, records[position], moment)
     return Entity(kind, record["id"], record[name], record[display_id]), record
 
 
@@ -206,24 +229,29 @@ def _campaign_change(campaign: dict, field_path: str, bits: int) -> tuple:
     return campaign["name"], f"{campaign['name']} - focus", None
 
 
-def task_records(account) -> tuple[list[dict], list[dict]]:
-    """(tasks, task items): a task per four campaigns, with 1 to 12 suggestions each."""
+def task_records(
+    draws: Draws, anchor: date, entities: Mapping[str, list[dict]], revisions: Revisions
+) -> tuple[list[dict], list[dict]]:
+    """(tasks, task items): a task per four campaigns, with 1 to 12 suggestions each.
+    `entities`: the records of each task-item entity type (`ENTITY_FIELDS`), base records for
+    campaigns and ad groups."""
     tasks, items = [], []
     kinds = ("campaigns", "campaigns", "campaigns", *PROBLEMS)
-    for t in range(4 + len(account.campaigns) // 4):
-        u = unit(account.seed, account.index, "task", t)
+    for t in range(4 + len(entities["campaigns"]) // 4):
+        u = draws.unit("task", t)
         status = "pending" if u < 0.55 else "resolved" if u < 0.9 else "discarded"
-        age = TASK_AGES[scalar(account.index, "age", t) % len(TASK_AGES)]
-        created_day = account.anchor - timedelta(days=age)
+        age = TASK_AGES[scalar(draws.index, "age", t) % len(TASK_AGES)]
+        created_day = anchor - timedelta(days=age)
         created = timestamp(created_day, 7 * 3600 + t)
         resolved = (
             None if status == "pending" else timestamp(created_day + RESOLVED_AFTER, 9 * 3600)
         )
-        task_id = account.id_of("task", t)
-        count = 1 + scalar(account.seed, account.index, "task-items", t) % 12
+        task_id = draws.id_of("task", t)
+        count = 1 + scalar(draws.seed, draws.index, "task-items", t) % 12
         for j in range(count):
-            bits = scalar(account.seed, account.index, "task-item", t, j)
-            entity, record = _entity(account, kinds[bits % len(kinds)], bits >> 8, created)
+            bits = scalar(draws.seed, draws.index, "task-item", t, j)
+            kind = kinds[bits % len(kinds)]
+            entity, record = _entity(entities, revisions, kind, bits >> 8, created)
             field_path = (
                 CAMPAIGN_FIELD_PATHS[(bits >> 4) % 3] if entity.type == "campaigns" else None
             )
@@ -237,7 +265,7 @@ def task_records(account) -> tuple[list[dict], list[dict]]:
             items.append(
                 {
                     "object": "task_item",
-                    "id": account.id_of("task_item", t * 50 + j),
+                    "id": draws.id_of("task_item", t * 50 + j),
                     "task": task_id,
                     "entityType": entity.type,
                     "entity": entity.id,
@@ -264,7 +292,7 @@ def task_records(account) -> tuple[list[dict], list[dict]]:
                 "id": task_id,
                 "title": f"Review {count} suggestion{'s' * (count > 1)} ({t})",
                 "description": "Suggestions from the nightly analysis.",
-                "priority": TASK_PRIORITIES[scalar(account.index, "priority", t) % 3],
+                "priority": TASK_PRIORITIES[scalar(draws.index, "priority", t) % 3],
                 "status": status,
                 "expiresAt": timestamp(created_day + TASK_LIFETIME, 7 * 3600),
                 "itemCount": count,
@@ -277,23 +305,24 @@ def task_records(account) -> tuple[list[dict], list[dict]]:
 
 
 # ---------------------------------------------------------------------- stores
-def store_changes(account) -> list[dict]:
+def store_changes(draws: Draws, name: str, reference: date, connections: list[dict]) -> list[dict]:
     """The stores' change log over its 12 months, newest first: 0 to 3 changes a day per active
-    store, by an editor (an e-mail address), an API key or an assistant."""
-    stores = [c for c in account.connections if c["type"] in ("store_a", "store_b") and c["active"]]
+    store, by an editor (an e-mail address at the account's `name`), an API key or an
+    assistant."""
+    stores = [c for c in connections if c["type"] in ("store_a", "store_b") and c["active"]]
     rows = []
     for store in stores:
         for back in range(STORE_CHANGES_RETENTION_DAYS):
-            day: date = account.reference - timedelta(days=back)
-            for n in range(scalar(account.seed, account.index, "store-day", day.toordinal()) % 4):
-                bits = scalar(account.seed, store["id"], "store-change", day.toordinal(), n)
+            day: date = reference - timedelta(days=back)
+            for n in range(scalar(draws.seed, draws.index, "store-day", day.toordinal()) % 4):
+                bits = scalar(draws.seed, store["id"], "store-change", day.toordinal(), n)
                 resource = tuple(STORE_FIELDS)[bits % len(STORE_FIELDS)]
                 fields = STORE_FIELDS[resource]
                 action = ("update", "update", "update", "create", "delete")[(bits >> 4) % 5]
                 field_name = fields[(bits >> 8) % len(fields)] if action == "update" else None
                 who = (bits >> 12) % 5
                 actor, source = (
-                    (f"{EDITORS[who]}@{account.name.split()[0].lower()}.example", "front")
+                    (f"{EDITORS[who]}@{name.split()[0].lower()}.example", "front")
                     if who < 3
                     else ("api_key:ak_" + format(bits >> 20, "x")[:6], "public-api")
                     if who == 3
@@ -307,8 +336,8 @@ def store_changes(account) -> list[dict]:
                     {
                         "object": "platform_change",
                         "id": make_id(
-                            account.seed,
-                            account.index,
+                            draws.seed,
+                            draws.index,
                             "store-change",
                             store["id"],
                             day.toordinal(),

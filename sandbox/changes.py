@@ -24,20 +24,13 @@ encodes its position (an invertible permutation of it, behind a per-account pref
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING
+from datetime import date, datetime
 
 import numpy as np
 
-from sandbox.advertising import (
-    ARCHIVED,
-    SB,
-    STATES,
-    campaign_delivery,
-    phrase,
-    versioned,
-)
-from sandbox.hashing import make_id
+from sandbox.advertising import AdGroupTable, ProductAdTable, TargetTable
+from sandbox.campaigns import ARCHIVED, SB, STATES, CampaignTable, campaign_delivery, versioned
+from sandbox.hashing import Draws, make_id
 from sandbox.optimizer import (
     ADGROUP,
     BID,
@@ -50,13 +43,13 @@ from sandbox.optimizer import (
     PRODUCT_AD,
     TARGET,
     WORKFLOWS,
-    managed_campaigns,
+    Managed,
+    OptimizerEvents,
+    run_id,
 )
 from sandbox.reference import COUNTRY_BY_ID, amount, money, ordinal, stamp
 from sandbox.spec import CHANGE_LOG_RETENTION_DAYS
-
-if TYPE_CHECKING:
-    from sandbox.world import Account
+from sandbox.vocabulary import phrase
 
 SOURCES = ("front", "workflow", "system", "public-api", "mcp")
 FRONT, WORKFLOW, SYSTEM, PUBLIC_API, MCP = range(len(SOURCES))
@@ -98,7 +91,7 @@ PEOPLE = (
 )
 PROCESSES = ("system:budget-pacer", "system:dayparting", "system:archiver")
 API_KEYS = 2
-# Where each kind of actor starts in `actors(account)`.
+# Where each kind of actor starts in `actors(draws)`.
 _KEYS_AT = len(PEOPLE)
 _GRANT_AT = _KEYS_AT + API_KEYS
 _PROCESSES_AT = _GRANT_AT + 1
@@ -136,20 +129,34 @@ def _unscramble(value: int) -> int:
     return (value * _INVERSES[0] - _OFFSET) & _MASK
 
 
-def actors(account: "Account") -> tuple[str, ...]:
+def actors(draws: Draws) -> tuple[str, ...]:
     """Everyone who can change something: people, credentials, processes, workflows."""
     keys = tuple(
-        f"api_key:{make_id(account.seed, account.index, 'key', k)[:8]}" for k in range(API_KEYS)
+        f"api_key:{make_id(draws.seed, draws.index, 'key', k)[:8]}" for k in range(API_KEYS)
     )
-    grant = f"oauth_token:{make_id(account.seed, account.index, 'grant')[:8]}"
-    workflows = tuple(f"workflow:{account.id_of('workflow', w)}" for w in range(WORKFLOWS))
+    grant = f"oauth_token:{make_id(draws.seed, draws.index, 'grant')[:8]}"
+    workflows = tuple(f"workflow:{draws.id_of('workflow', w)}" for w in range(WORKFLOWS))
     return (*PEOPLE, *keys, grant, *PROCESSES, *workflows)
+
+
+@dataclass(frozen=True)
+class Names:
+    """What rendering a row reads besides the log's columns: the account's ids and actors, the
+    campaigns as of the reference date, and the base campaigns and ad groups (a rename's value
+    is a version of the base name)."""
+
+    draws: Draws
+    actors: tuple[str, ...]
+    campaigns: list[dict]
+    base_campaigns: list[dict]
+    base_adgroups: list[dict]
 
 
 @dataclass(frozen=True)
 class ChangeLog:
     """Every logged change of an account as columns, newest first."""
 
+    names: Names
     prefix: str
     time: np.ndarray  # seconds since the epoch
     entity_type: np.ndarray  # index into ENTITY_TYPES
@@ -160,22 +167,33 @@ class ChangeLog:
     old: np.ndarray  # state code, minor units, keyword hash or percent; NULL when none
     new: np.ndarray
     source: np.ndarray  # index into SOURCES
-    actor: np.ndarray  # index into `actors(account)`
+    actor: np.ndarray  # index into `actors(draws)`
     applied: np.ndarray
     workflow: np.ndarray  # the run's workflow for `workflow` rows, else -1
 
     @classmethod
-    def build(cls, account: "Account") -> "ChangeLog":
-        first = ordinal(account.reference) - CHANGE_LOG_RETENTION_DAYS
-        parts = [
-            _workflow_rows(account),
-            account.edits.log_rows(first),
-            _manual_rows(account),
-        ]
+    def build(
+        cls,
+        names: Names,
+        reference: date,
+        events: OptimizerEvents,
+        edits: "Edits",
+        managed: Managed,
+        targets: TargetTable,
+        product_ads: ProductAdTable,
+    ) -> "ChangeLog":
+        """The optimizer's `events`, the `edits` still within retention, and the target and
+        product-ad changes of the campaigns `managed` leaves to people and programs."""
+        draws = names.draws
+        first = ordinal(reference) - CHANGE_LOG_RETENTION_DAYS
+        manual = _manual_rows(
+            draws, reference, len(names.base_campaigns), managed, targets, product_ads, events
+        )
+        parts = [_workflow_rows(events), edits.log_rows(first), manual]
         columns = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
         order = np.lexsort((np.arange(len(columns["time"])), -columns["time"]))
-        prefix = make_id(account.seed, account.index, "advertising-changes")[:12]
-        return cls(prefix, **{name: column[order] for name, column in columns.items()})
+        prefix = make_id(draws.seed, draws.index, "advertising-changes")[:12]
+        return cls(names, prefix, **{name: column[order] for name, column in columns.items()})
 
     def __len__(self) -> int:
         return len(self.time)
@@ -195,16 +213,17 @@ class ChangeLog:
         position = _unscramble(encoded)
         return position if position < len(self) else None
 
-    def runs(self, account: "Account") -> dict[str, tuple[int, int]]:
+    def runs(self) -> dict[str, tuple[int, int]]:
         """The run ids found in the log, each to its (workflow, day)."""
         logged = self.workflow >= 0
         days = (self.time[logged] // 86_400).tolist()
         pairs = set(zip(self.workflow[logged].tolist(), days, strict=True))
-        return {account.optimizer.run_id(account, w, d): (w, d) for w, d in pairs}
+        return {run_id(self.names.draws, w, d): (w, d) for w, d in pairs}
 
     # ------------------------------------------------------------------ rows
-    def row(self, account: "Account", k: int) -> dict:
-        campaign = account.campaigns[self.campaign[k]]
+    def row(self, k: int) -> dict:
+        names, draws = self.names, self.names.draws
+        campaign = names.campaigns[self.campaign[k]]
         field = int(self.field[k])
         exponent = COUNTRY_BY_ID[campaign["country"]].exponent
         entity_type = int(self.entity_type[k])
@@ -215,32 +234,28 @@ class ChangeLog:
             "id": self.id_of(k),
             "changed_at": stamp(day, second),
             "entity_type": ENTITY_TYPES[entity_type],
-            "entity_id": _entity_id(account, entity_type, int(self.entity[k])),
+            "entity_id": _entity_id(draws, entity_type, int(self.entity[k])),
             "campaign": campaign["id"],
-            "adgroup": None if self.adgroup[k] < 0 else account.id_of("adgroup", self.adgroup[k]),
+            "adgroup": None if self.adgroup[k] < 0 else draws.id_of("adgroup", self.adgroup[k]),
             "connection": campaign["connection"],
             "country": campaign["country"],
             "field": FIELDS[field],
-            "old_value": _value(account, self, k, field, int(self.old[k]), exponent),
-            "new_value": _value(account, self, k, field, int(self.new[k]), exponent),
+            "old_value": _value(self, k, field, int(self.old[k]), exponent),
+            "new_value": _value(self, k, field, int(self.new[k]), exponent),
             "source": SOURCES[self.source[k]],
-            "actor": actors(account)[self.actor[k]],
+            "actor": names.actors[self.actor[k]],
             "result": "applied" if self.applied[k] else "failed",
             "error": None if self.applied[k] else ERRORS[field],
-            "correlation_id": None
-            if workflow < 0
-            else account.optimizer.run_id(account, workflow, day),
+            "correlation_id": None if workflow < 0 else run_id(draws, workflow, day),
         }
 
 
-def _entity_id(account: "Account", entity_type: int, entity: int) -> str:
+def _entity_id(draws: Draws, entity_type: int, entity: int) -> str:
     kind = ("campaign", "adgroup", "target", "product-ad")[entity_type]
-    return account.id_of(kind, entity)
+    return draws.id_of(kind, entity)
 
 
-def _value(
-    account: "Account", log: ChangeLog, k: int, field: int, value: int, exponent: int
-) -> str | None:
+def _value(log: ChangeLog, k: int, field: int, value: int, exponent: int) -> str | None:
     """A logged value as a string: a state, a decimal amount, a name, a keyword, a percent."""
     if value == NULL:
         return None
@@ -249,16 +264,16 @@ def _value(
     if field in MONEY_FIELDS:
         return money(value, exponent)
     if field == NAME:  # a version: how many renames
-        kind = account.base_campaigns if log.entity_type[k] == CAMPAIGN else account.base_adgroups
+        names = log.names
+        kind = names.base_campaigns if log.entity_type[k] == CAMPAIGN else names.base_adgroups
         return versioned(kind[log.entity[k]]["name"], value)
     if field in (KEYWORD, NEGATIVE_KEYWORD):
         return phrase(value)
     return str(value)
 
 
-def _workflow_rows(account: "Account") -> dict[str, np.ndarray]:
+def _workflow_rows(events: OptimizerEvents) -> dict[str, np.ndarray]:
     """The optimizer's changes, applied or rejected, as log rows."""
-    events = account.optimizer
     size = len(events.day)
     field = np.zeros(size, dtype=np.int64)
     for change, name in _FIELD_OF_CHANGE.items():
@@ -308,7 +323,7 @@ class Edits:
 
     They are drawn per absolute block of `BLOCK_DAYS` days from (seed, account, block) alone,
     so a change happens on the same calendar day whatever the reference date; the reference
-    only cuts the tail. Entities are those of the anchor (`Account.anchor`), so within a
+    only cuts the tail. Entities are those of the anchor (`assembly.py`), so within a
     quarter the history before any day is the same for every reference date.
 
     A record's `updatedAt` is the time of the entity's last applied change in the log, these or
@@ -321,12 +336,23 @@ class Edits:
     touches: dict[tuple[int, int], list[int]]  # (entity type, entity): applied change times
 
     @classmethod
-    def build(cls, account: "Account") -> "Edits":
-        rows = _edit_rows(account)
-        old, new, kept = _chain(account, rows, rows.pop("u_value"))
+    def build(
+        cls,
+        draws: Draws,
+        reference: date,
+        campaigns: list[dict],
+        campaign_table: CampaignTable,
+        groups: AdGroupTable,
+        managed: Managed,
+        events: OptimizerEvents,
+    ) -> "Edits":
+        """The changes to the base `campaigns` and their ad groups (`groups`) but those
+        `managed` by the optimizer, whose `events` date the records too."""
+        rows = _edit_rows(draws, reference, len(campaigns), campaign_table, groups, managed)
+        old, new, kept = _chain(rows, rows.pop("u_value"), campaigns, campaign_table, groups)
         rows = {name: column[kept] for name, column in rows.items()}
         rows.update(old=old[kept], new=new[kept], workflow=np.full(int(kept.sum()), -1))
-        return cls(rows, _steps(rows), _touches(account, rows))
+        return cls(rows, _steps(rows), _touches(rows, events, campaign_table, groups))
 
     def log_rows(self, first_day: int) -> dict[str, np.ndarray]:
         """The rows the log still holds: from `first_day` (an ordinal) on."""
@@ -351,28 +377,28 @@ class Edits:
         count = len(times) if before is None else bisect_left(times, _seconds(before))
         return times[count - 1] if count else None
 
-    def campaign(self, account: "Account", c: int, base: dict, before: str | None = None) -> dict:
-        """A campaign's base record with its applied changes (before `before`, if given)."""
+    def campaign(self, c: int, base: dict, exponent: int, before: str | None = None) -> dict:
+        """The c-th campaign's base record with its applied changes (before `before`, if
+        given); `exponent`: its currency's digits."""
 
         def updates(field: int, value: int) -> dict:
             if field == STATE:
                 return {"state": STATES[value], **campaign_delivery(STATES[value])}
             if field == DAILY_BUDGET:
-                scale = 10 ** int(account.campaign_table.exponent[c])
+                scale = 10**exponent
                 return {"budget": {**base["budget"], "amount": value // scale}}
             return {"name": versioned(base["name"], value)}
 
         return self._applied(CAMPAIGN, c, base, before, updates)
 
-    def adgroup(self, account: "Account", j: int, base: dict, before: str | None = None) -> dict:
-        """An ad group's base record with its applied changes (as `campaign`)."""
+    def adgroup(self, j: int, base: dict, exponent: int, before: str | None = None) -> dict:
+        """The j-th ad group's base record with its applied changes (as `campaign`)."""
 
         def updates(field: int, value: int) -> dict:
             if field == STATE:
                 return {"state": STATES[value]}
             if field == DEFAULT_BID:
-                exponent = account.campaign_table.exponent[account.adgroup_table.campaign[j]]
-                return {"defaultBid": amount(value, int(exponent))}
+                return {"defaultBid": amount(value, exponent)}
             return {"name": versioned(base["name"], value)}
 
         return self._applied(ADGROUP, j, base, before, updates)
@@ -407,32 +433,44 @@ def _stamp(seconds: int) -> str:
     return stamp(*divmod(int(seconds), 86_400))
 
 
-def _edit_rows(account: "Account") -> dict[str, np.ndarray]:
+def _edit_rows(
+    draws: Draws,
+    reference: date,
+    count: int,
+    campaigns: CampaignTable,
+    groups: AdGroupTable,
+    managed: Managed,
+) -> dict[str, np.ndarray]:
     """Every drawn campaign and ad-group change, from the first campaign's start to the day
     before the reference date, oldest first (old and new values not yet chained)."""
-    last = ordinal(account.reference) - 1
-    first = int(account.campaign_table.start.min()) if len(account.campaign_table.start) else 0
-    blocks = [_block(account, b) for b in range(first // BLOCK_DAYS, last // BLOCK_DAYS + 1)]
+    last = ordinal(reference) - 1
+    first = int(campaigns.start.min()) if len(campaigns.start) else 0
+    blocks = [
+        _block(draws, b, count, campaigns, groups)
+        for b in range(first // BLOCK_DAYS, last // BLOCK_DAYS + 1)
+    ]
     rows = {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
     day, since = rows.pop("day"), rows.pop("since")
     kept = (day <= last) & (day >= since)
-    kept &= ~np.isin(rows["campaign"], managed_campaigns(account).campaign)
+    kept &= ~np.isin(rows["campaign"], managed.campaign)
     order = np.argsort(rows["time"][kept], kind="stable")
     return {name: column[kept][order] for name, column in rows.items()}
 
 
-def _block_size(account: "Account") -> int:
-    """Campaign and ad-group changes drawn per block: EDITS_PER_CAMPAIGN a year per campaign."""
+def _block_size(count: int) -> int:
+    """Campaign and ad-group changes drawn per block for `count` campaigns: EDITS_PER_CAMPAIGN
+    a year per campaign."""
     share = _OVERDRAW * BLOCK_DAYS / CHANGE_LOG_RETENTION_DAYS
-    return round(EDITS_PER_CAMPAIGN * len(account.base_campaigns) * share)
+    return round(EDITS_PER_CAMPAIGN * count * share)
 
 
-def _block(account: "Account", block: int) -> dict[str, np.ndarray]:
+def _block(
+    draws: Draws, block: int, count: int, campaigns: CampaignTable, groups: AdGroupTable
+) -> dict[str, np.ndarray]:
     """The changes drawn for one absolute block of days: the same whatever the reference."""
-    size = _block_size(account)
-    u = account.columns(f"edits-{block}", 9, size)
+    size = _block_size(count)
+    u = draws.columns(f"edits-{block}", 9, size)
     u_day, u_second, u_type, u_pick, u_field, u_source, u_actor, u_fail, u_value = u
-    groups, campaigns = account.adgroup_table, account.campaign_table
     day = block * BLOCK_DAYS + (u_day * BLOCK_DAYS).astype(np.int64)
     on_group = (u_type * TYPE_SHARES[1] >= TYPE_SHARES[0]) & (len(groups.campaign) > 0)
     count = np.where(on_group, len(groups.campaign), len(campaigns.start))
@@ -450,7 +488,7 @@ def _block(account: "Account", block: int) -> dict[str, np.ndarray]:
         "entity": entity,
         "campaign": campaign,
         "adgroup": np.where(on_group, entity, -1),
-        "field": _edit_fields(account, on_group, group, campaign, u_field),
+        "field": _edit_fields(campaigns, on_group, group, campaign, u_field),
         "source": source,
         "actor": actor,
         "applied": u_fail >= SHARE_FAILED,
@@ -459,7 +497,7 @@ def _block(account: "Account", block: int) -> dict[str, np.ndarray]:
 
 
 def _edit_fields(
-    account: "Account",
+    campaigns: CampaignTable,
     on_group: np.ndarray,
     group: np.ndarray,
     campaign: np.ndarray,
@@ -470,16 +508,17 @@ def _edit_fields(
     choice = (u_field * 3).astype(np.int64)
     money_field = np.where(on_group, DEFAULT_BID, DAILY_BUDGET)
     field = np.select([choice == 0, choice == 1], [STATE, money_field], NAME)
-    no_bid = on_group & (account.campaign_table.ad_product[campaign] == SB)
+    no_bid = on_group & (campaigns.ad_product[campaign] == SB)
     field[(field == DEFAULT_BID) & no_bid] = STATE
     return field
 
 
-def _bases(account: "Account") -> dict[tuple[int, int], np.ndarray]:
+def _bases(
+    records: list[dict], campaigns: CampaignTable, groups: AdGroupTable
+) -> dict[tuple[int, int], np.ndarray]:
     """Per (entity type, field): each entity's value before any change (minor units for money,
-    a version for names)."""
-    campaigns, groups = account.campaign_table, account.adgroup_table
-    budgets = np.array([c["budget"]["amount"] for c in account.base_campaigns], dtype=np.int64)
+    a version for names); `records` the base campaigns."""
+    budgets = np.array([c["budget"]["amount"] for c in records], dtype=np.int64)
     return {
         (CAMPAIGN, STATE): campaigns.state,
         (CAMPAIGN, DAILY_BUDGET): budgets * 10**campaigns.exponent,
@@ -489,13 +528,17 @@ def _bases(account: "Account") -> dict[tuple[int, int], np.ndarray]:
 
 
 def _chain(
-    account: "Account", rows: dict[str, np.ndarray], u_value: np.ndarray
+    rows: dict[str, np.ndarray],
+    u_value: np.ndarray,
+    records: list[dict],
+    campaigns: CampaignTable,
+    groups: AdGroupTable,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(old, new, kept) per row, in time order: each change starts from the value the applied
     changes before it left, so the log's values chain and the records end on the last one. An
     archived entity takes no more changes (its later draws are dropped)."""
-    bases = _bases(account)
-    exponent = account.campaign_table.exponent
+    bases = _bases(records, campaigns, groups)
+    exponent = campaigns.exponent
     current: dict[Key, int] = {}
     size = len(rows["time"])
     old, new, kept = np.zeros(size, np.int64), np.zeros(size, np.int64), np.ones(size, bool)
@@ -539,17 +582,21 @@ def _steps(rows: dict[str, np.ndarray]) -> dict[Key, tuple[list[int], list[int]]
     return steps
 
 
-def _touches(account: "Account", rows: dict[str, np.ndarray]) -> dict[tuple[int, int], list[int]]:
+def _touches(
+    rows: dict[str, np.ndarray],
+    events: OptimizerEvents,
+    campaigns: CampaignTable,
+    groups: AdGroupTable,
+) -> dict[tuple[int, int], list[int]]:
     """Per campaign and ad group: the times of its applied changes, by people and programs
-    (`rows`) and by the optimizer, in order. The optimizer's runs start from `optimizingSince`,
-    which may come before a campaign's start or an ad group's creation: those earlier rows do
-    not date the record (it did not exist yet)."""
-    events = account.optimizer
+    (`rows`) and by the optimizer (`events`), in order. The optimizer's runs start from
+    `optimizingSince`, which may come before a campaign's start or an ad group's creation:
+    those earlier rows do not date the record (it did not exist yet)."""
     mine = rows["applied"]
     created = np.where(
         events.entity_type == CAMPAIGN,
-        account.campaign_table.start[events.campaign] - 1,
-        account.adgroup_table.created[np.maximum(events.adgroup, 0)],
+        campaigns.start[events.campaign] - 1,
+        groups.created[np.maximum(events.adgroup, 0)],
     )
     theirs = events.applied & (events.entity_type <= ADGROUP) & (events.day > created)
     kinds = np.concatenate([rows["entity_type"][mine], events.entity_type[theirs]])
@@ -562,20 +609,28 @@ def _touches(account: "Account", rows: dict[str, np.ndarray]) -> dict[tuple[int,
 
 
 # ---------------------------------------------------------------------- targets, product ads
-def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
+def _manual_rows(
+    draws: Draws,
+    reference: date,
+    campaigns: int,
+    managed: Managed,
+    targets: TargetTable,
+    product_ads: ProductAdTable,
+    events: OptimizerEvents,
+) -> dict[str, np.ndarray]:
     """Changes by people and programs to targets and product ads, on campaigns the optimizer
     leaves alone, over the log's year before the reference date. Their records do not follow
-    them (a target's bid is the optimizer's, `optimizer.current_bid`)."""
-    size = CHANGES_PER_CAMPAIGN * len(account.base_campaigns)
-    u = account.columns("change-log", 9, size)
+    them (a target's bid is the optimizer's, `events.current_bid`)."""
+    size = CHANGES_PER_CAMPAIGN * campaigns
+    u = draws.columns("change-log", 9, size)
     u_day, u_second, u_type, u_pick, u_field, u_source, u_actor, u_fail, u_value = u
-    last = ordinal(account.reference) - 1
+    last = ordinal(reference) - 1
     day = last - (u_day * CHANGE_LOG_RETENTION_DAYS).astype(np.int64)
     # The draws below TYPE_SHARES[1] were campaign and ad-group changes: `Edits` has them now.
     entity_type = np.select(
         [u_type < TYPE_SHARES[1], u_type < TYPE_SHARES[2]], [CAMPAIGN, TARGET], PRODUCT_AD
     )
-    links = _links(account)
+    links = _links(targets, product_ads)
     entity = np.zeros(size, dtype=np.int64)
     campaign = np.zeros(size, dtype=np.int64)
     adgroup = np.full(size, -1)
@@ -584,12 +639,14 @@ def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
         entity[here] = (u_pick[here] * len(owners)).astype(np.int64)
         campaign[here] = owners[entity[here]]
         adgroup[here] = groups[entity[here]]
-    field, old, new = _manual_values(account, entity_type, entity, u_field, u_value)
+    field, old, new = _manual_values(
+        targets, events.current_bid, entity_type, entity, u_field, u_value
+    )
     source, actor = _who(u_source, u_actor)
     # Entities of a kind the account has none of are dropped, as are those the optimizer
     # manages: it refuses other writers.
     keep = np.isin(entity_type, list(links))
-    keep &= ~np.isin(campaign, managed_campaigns(account).campaign)
+    keep &= ~np.isin(campaign, managed.campaign)
     columns = {
         "time": day * 86_400 + _working_hours(source, u_second),
         "entity_type": entity_type,
@@ -607,10 +664,8 @@ def _manual_rows(account: "Account") -> dict[str, np.ndarray]:
     return {name: np.asarray(column)[keep] for name, column in columns.items()}
 
 
-def _links(account: "Account") -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def _links(targets: TargetTable, ads: ProductAdTable) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per entity type of `_manual_rows`: the campaign and the ad group of each entity."""
-    targets = account.target_table
-    ads = account.product_ad_table
     links = {
         TARGET: (targets.campaign, targets.adgroup),
         PRODUCT_AD: (ads.campaign, ads.adgroup),
@@ -619,19 +674,19 @@ def _links(account: "Account") -> dict[int, tuple[np.ndarray, np.ndarray]]:
 
 
 def _manual_values(
-    account: "Account",
+    targets: TargetTable,
+    bids: np.ndarray,
     entity_type: np.ndarray,
     entity: np.ndarray,
     u_field: np.ndarray,
     u_value: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The field each target or product-ad change touched and its old and new values; a bid's
-    new value is the current one."""
-    targets = account.target_table
+    new value is the current one (`bids`, per target)."""
     choice = (u_field * 3).astype(np.int64)
     positive = ~targets.negative[np.where(entity_type == TARGET, entity, 0)]
     field = np.where((entity_type == TARGET) & positive & (choice >= 1), BID_FIELD, STATE)
-    bid = account.optimizer.current_bid[np.where(entity_type == TARGET, entity, 0)]
+    bid = bids[np.where(entity_type == TARGET, entity, 0)]
     current = np.where(field == BID_FIELD, bid, NULL)
     factor = 0.7 + 0.6 * u_value
     earlier = np.maximum(np.rint(current * factor).astype(np.int64), 1)

@@ -24,15 +24,11 @@ How the sandbox fills what the spec leaves open:
 Expanding copies the records it changes: the account's cached records are never modified.
 """
 
-from typing import TYPE_CHECKING
-
+from sandbox.assembly import Account
 from sandbox.errors import bad_param
 from sandbox.params import Query
 from sandbox.reference import COUNTRY_BY_ID, Country
 from sandbox.spec import EXPAND_DEPTH
-
-if TYPE_CHECKING:
-    from sandbox.world import Account
 
 Tree = dict[str, "Tree"]
 
@@ -89,7 +85,7 @@ def expand_tree(query: Query) -> Tree:
     return tree
 
 
-def expand_page(account: "Account", query: Query, page: dict) -> dict:
+def expand_page(account: Account, query: Query, page: dict) -> dict:
     """A cursor list's page with each record's related fields expanded as asked."""
     tree = expand_tree(query)
     if tree:
@@ -97,12 +93,12 @@ def expand_page(account: "Account", query: Query, page: dict) -> dict:
     return page
 
 
-def expand_item(account: "Account", query: Query, record: dict) -> dict:
+def expand_item(account: Account, query: Query, record: dict) -> dict:
     """One record of an item endpoint with its related fields expanded as asked."""
     return expand_record(account, record, expand_tree(query))
 
 
-def expand_record(account: "Account", record: dict, tree: Tree) -> dict:
+def expand_record(account: Account, record: dict, tree: Tree) -> dict:
     """The record with every related field named in `tree` replaced by its record (a copy)."""
     out = record
     for name, below in tree.items():
@@ -123,7 +119,7 @@ def expand_record(account: "Account", record: dict, tree: Tree) -> dict:
 
 
 def _related(
-    account: "Account", attribute: str, record_id: str, tree: Tree, *, summary: bool
+    account: Account, attribute: str, record_id: str, tree: Tree, *, summary: bool
 ) -> dict | None:
     """The record an identifier names, itself expanded by `tree`; None when there is none.
 
@@ -138,7 +134,7 @@ def _related(
     position = account.locate(attribute, record_id)
     if position is None:
         return None
-    record = getattr(account, attribute)[position]
+    record = account.records(attribute)[position]
     if attribute == "campaigns" and "optimizationConfig" in tree:  # spec 2.2, nested
         record = {**record, "optimizationConfig": account.optimization_config(position)}
     return expand_record(account, record, tree)

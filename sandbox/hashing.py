@@ -5,6 +5,7 @@ any window can be produced on demand without generating or storing the history b
 """
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,3 +49,36 @@ def unit(*parts: object) -> float:
 def make_id(*parts: object) -> str:
     """A 24-character lowercase hexadecimal identifier, as the spec's ids are."""
     return hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True)
+class Draws:
+    """One account's ids and draws: pure functions of (seed, account, kind, …), whatever else
+    the account holds. Builders take this, never the account."""
+
+    seed: int
+    index: int
+
+    def id_of(self, kind: str, i: int) -> str:
+        """The id of the i-th entity of a kind: records and columnar tables agree on it."""
+        return make_id(self.seed, self.index, kind, int(i))
+
+    def unit(self, *parts: object) -> float:
+        """A stable float in [0, 1) of the account and the parts."""
+        return unit(self.seed, self.index, *parts)
+
+    def columns(self, kind: str, count: int, size: int) -> list[np.ndarray]:
+        """`count` independent uniform columns over `size` entities of a kind.
+
+        Drawing a column at a time keeps the `large` preset's tens of thousands of records fast
+        to build; each value still depends only on (seed, account, kind, column, entity).
+        """
+        entities = np.arange(size)
+        return [
+            uniform(self.seed, scalar(self.index, kind, k) % 2**31, entities, self.index)
+            for k in range(count)
+        ]
+
+    def bits(self, kind: str, size: int) -> np.ndarray:
+        """One 64-bit hash per entity of a kind, for picking words and codes."""
+        return hash_grid(self.seed, scalar(self.index, kind) % 2**31, np.arange(size), self.index)

@@ -18,17 +18,14 @@ applied changes with no net effect (`direction: unchanged`, `change_count: 2`).
 
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sandbox.advertising import ARCHIVED
-from sandbox.hashing import hash_grid, make_id, uniform
+from sandbox.advertising import AdGroupTable, TargetTable
+from sandbox.campaigns import ARCHIVED
+from sandbox.hashing import Draws, hash_grid, make_id, uniform
 from sandbox.reference import COUNTRY_BY_ID, money, ordinal, stamp
 from sandbox.spec import OPTIMIZER_RUNS_AT_UTC
-
-if TYPE_CHECKING:
-    from sandbox.world import Account
 
 WORKFLOWS = 3  # workflow definitions of each account; workflow 0 selects campaigns itself
 NIGHT = OPTIMIZER_RUNS_AT_UTC.hour * 3600  # seconds into the day of the nightly run
@@ -77,11 +74,13 @@ class Managed:
     max_bid: np.ndarray
 
 
-def managed_campaigns(account: "Account") -> Managed:
-    workflow_of = {account.id_of("workflow", w): w for w in range(WORKFLOWS)}
+def managed_campaigns(draws: Draws, campaigns: list[dict], configs: list[dict | None]) -> Managed:
+    """The campaigns (base records) whose configuration (`configs`, per campaign) puts them
+    under a workflow."""
+    workflow_of = {draws.id_of("workflow", w): w for w in range(WORKFLOWS)}
     rows = []
-    for c, campaign in enumerate(account.base_campaigns):
-        config = account.optimization_config(c)
+    for c, campaign in enumerate(campaigns):
+        config = configs[c]
         if config is None:
             continue
         linked = config["linkedWorkflowDefinitionIds"]
@@ -120,23 +119,31 @@ class OptimizerEvents:
     current_bid: np.ndarray  # per target of the account: its bid after the last applied change
 
     @classmethod
-    def build(cls, account: "Account") -> "OptimizerEvents":
-        table = account.target_table
-        managed = managed_campaigns(account)
-        slot = np.full(len(account.base_campaigns), -1)
+    def build(
+        cls,
+        seed: int,
+        reference: date,
+        campaigns: int,
+        managed: Managed,
+        table: TargetTable,
+        groups: AdGroupTable,
+    ) -> "OptimizerEvents":
+        """Every night from the first `optimizingSince` to the night before `reference`, over
+        the `campaigns` campaigns' targets (`table`) and ad groups (`groups`)."""
+        slot = np.full(campaigns, -1)
         slot[managed.campaign] = np.arange(len(managed.campaign))
         targets = np.flatnonzero(
             (slot[table.campaign] >= 0) & ~table.negative & (table.state != ARCHIVED)
         )
         bids = table.base_bid.copy()
         chunks: list[dict[str, np.ndarray]] = []
-        last = ordinal(account.reference) - 1
+        last = ordinal(reference) - 1
         first = int(managed.since.min()) if len(managed.since) else last + 1
         for day in range(first, last + 1):
-            chunks += _bid_night(account, managed, slot, targets, bids, day)
-            chunks += _other_night(account, managed, targets, day)
+            chunks += _bid_night(seed, table, managed, slot, targets, bids, day)
+            chunks += _other_night(seed, table, groups, managed, targets, day)
         if not chunks:  # nothing under the optimizer: a night without targets gives the columns
-            chunks = _bid_night(account, managed, slot, targets[:0], bids, last)
+            chunks = _bid_night(seed, table, managed, slot, targets[:0], bids, last)
         events = {name: np.concatenate([chunk[name] for chunk in chunks]) for name in chunks[0]}
         order = np.lexsort((events["second"], events["day"]))
         return cls(
@@ -144,18 +151,16 @@ class OptimizerEvents:
             current_bid=bids,
         )
 
-    def run_id(self, account: "Account", workflow: int, day: int) -> str:
-        """The id of one nightly run of a workflow: the change log's `correlation_id`."""
-        return make_id(account.seed, account.index, "run", int(workflow), int(day))
-
-    def history(self, account: "Account", campaign: int, first: int, last: int) -> "History":
-        """The applied changes of one campaign between two days, aggregated per entity."""
+    def history(
+        self, draws: Draws, campaign: int, exponent: int, first: int, last: int
+    ) -> "History":
+        """The applied changes of one campaign (amounts of `exponent` digits) between two days,
+        aggregated per entity."""
         chosen = np.flatnonzero(
             (self.campaign == campaign) & self.applied & (self.day >= first) & (self.day <= last)
         )
         bid_rows: dict[int, dict] = {}
         other_rows: dict[tuple[int, int, int], dict] = {}
-        exponent = int(account.campaign_table.exponent[campaign])
         for e in chosen.tolist():
             at = stamp(self.day[e], self.second[e])
             reason, scenario = REASONS[self.reason[e]]
@@ -172,13 +177,19 @@ class OptimizerEvents:
             other = other_rows.setdefault(key, {"count": 0})
             other.update(count=other["count"] + 1, at=at, reason=reason)
         return History(
-            [_net_effect(account, t, row, exponent) for t, row in bid_rows.items()],
-            [_other_change(account, key, row) for key, row in other_rows.items()],
+            [_net_effect(draws, t, row, exponent) for t, row in bid_rows.items()],
+            [_other_change(draws, key, row) for key, row in other_rows.items()],
         )
 
 
+def run_id(draws: Draws, workflow: int, day: int) -> str:
+    """The id of one nightly run of a workflow: the change log's `correlation_id`."""
+    return make_id(draws.seed, draws.index, "run", int(workflow), int(day))
+
+
 def _bid_night(
-    account: "Account",
+    seed: int,
+    table: TargetTable,
     managed: Managed,
     slot: np.ndarray,
     targets: np.ndarray,
@@ -186,11 +197,8 @@ def _bid_night(
     day: int,
 ) -> list[dict[str, np.ndarray]]:
     """One night's bid changes; updates `bids` with those that applied and stayed."""
-    table = account.target_table
     owner = slot[table.campaign[targets]]
-    u_change, u_up, u_size, u_fate = (
-        uniform(account.seed, _SALT + k, targets, day) for k in range(4)
-    )
+    u_change, u_up, u_size, u_fate = (uniform(seed, _SALT + k, targets, day) for k in range(4))
     old = bids[targets]
     up = u_up < 0.5
     step = 1.05 + 0.25 * u_size
@@ -233,26 +241,31 @@ def _select(events: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, np.nda
 
 
 def _other_night(
-    account: "Account", managed: Managed, targets: np.ndarray, day: int
+    seed: int,
+    table: TargetTable,
+    groups: AdGroupTable,
+    managed: Managed,
+    targets: np.ndarray,
+    day: int,
 ) -> list[dict[str, np.ndarray]]:
     """One night's non-bid changes: at most one per managed campaign."""
     campaign = managed.campaign
     u_happen, u_kind, u_pick, u_value, u_step = (
-        uniform(account.seed, _SALT + 10 + k, campaign, day) for k in range(5)
+        uniform(seed, _SALT + 10 + k, campaign, day) for k in range(5)
     )
     change = HARVEST + (u_kind * 5).astype(np.int64)
-    groups = account.adgroup_table.campaign
-    adgroup = _pick(groups, np.arange(len(groups)), campaign, u_pick)
-    target = _pick(account.target_table.campaign[targets], targets, campaign, u_pick)
+    owners = groups.campaign
+    adgroup = _pick(owners, np.arange(len(owners)), campaign, u_pick)
+    target = _pick(table.campaign[targets], targets, campaign, u_pick)
     on_target = change >= BLOCKED
     happen = (managed.since <= day) & (u_happen < SHARE_OTHER_CHANGE) & (~on_target | (target >= 0))
     if not happen.any():
         return []
     placement = 10 * (u_value * 10).astype(np.int64)  # top-of-search adjustment, percent
     raised = placement + 10 * (1 + (u_step * 4).astype(np.int64))
-    keyword = (hash_grid(account.seed, _SALT + 20, campaign, day) >> np.uint64(1)).astype(np.int64)
+    keyword = (hash_grid(seed, _SALT + 20, campaign, day) >> np.uint64(1)).astype(np.int64)
     cases = [on_target, change == PLACEMENT]
-    target_group = account.target_table.adgroup[np.maximum(target, 0)]
+    target_group = table.adgroup[np.maximum(target, 0)]
     columns = {
         "campaign": campaign,
         "adgroup": np.select(cases, [target_group, -1], adgroup),
@@ -290,13 +303,13 @@ class History:
     others: list[dict]
 
 
-def _net_effect(account: "Account", target: int, row: dict, exponent: int) -> dict:
+def _net_effect(draws: Draws, target: int, row: dict, exponent: int) -> dict:
     net = row["last"] - row["first"]
     direction = "raised" if net > 0 else "lowered" if net < 0 else "unchanged"
     return {
-        "id": account.id_of("target", target),
+        "id": draws.id_of("target", target),
         "entity_type": "target",
-        "adgroup": account.id_of("adgroup", row["group"]),
+        "adgroup": draws.id_of("adgroup", row["group"]),
         "first_bid": money(row["first"], exponent),
         "last_bid": money(row["last"], exponent),
         "net_change": money(net, exponent),
@@ -309,12 +322,12 @@ def _net_effect(account: "Account", target: int, row: dict, exponent: int) -> di
     }
 
 
-def _other_change(account: "Account", key: tuple[int, int, int], row: dict) -> dict:
+def _other_change(draws: Draws, key: tuple[int, int, int], row: dict) -> dict:
     entity_type, entity, change = key
     kind = ("campaign", "adgroup", "target")[entity_type]
     return {
         "entity_type": ENTITY_TYPES[entity_type],
-        "entity_id": account.id_of(kind, entity),
+        "entity_id": draws.id_of(kind, entity),
         "change_type": CHANGE_TYPES[change],
         "count": row["count"],
         "last_change_at": row["at"],

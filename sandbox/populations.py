@@ -1,4 +1,5 @@
-"""What each metrics resource reports on: its entities as a `Population`, built from an account.
+"""What each metrics resource reports on: its entities as a `Population`, built from the
+account's stages (`stages.py`); `assembly.py` builds each once, when a request first needs it.
 
 An entity's activity follows its base state (an entity is only as enabled as its campaign and
 ad group): the state before any change the log shows, not the state on the reference date, so
@@ -13,11 +14,13 @@ from datetime import date
 
 import numpy as np
 
-from sandbox.hashing import unit
+from sandbox.advertising import ProductAdTable
+from sandbox.hashing import Draws, unit
 from sandbox.metrics import ADVERTISING, CAMPAIGN, MeasureSet, Population
 from sandbox.reference import COUNTRY_BY_ID, ordinal
+from sandbox.restating import Restating
 from sandbox.retail import SELLER, VENDOR
-from sandbox.world import Account
+from sandbox.stages import Catalog, Structure, Tree
 
 PRODUCT_RESOURCES = ("product-ad-metrics", "seller-product-metrics", "vendor-product-metrics")
 
@@ -26,9 +29,8 @@ def _objects(values: list) -> np.ndarray:
     return np.array(values, dtype=object)
 
 
-def _campaign_columns(account: Account) -> dict[str, np.ndarray]:
-    """Per campaign: the columns its children inherit."""
-    campaigns = account.base_campaigns
+def _campaign_columns(campaigns: list[dict]) -> dict[str, np.ndarray]:
+    """Per campaign (base records): the columns its children inherit."""
     countries = [COUNTRY_BY_ID[c["country"]] for c in campaigns]
     return {
         "campaign": _objects([c["id"] for c in campaigns]),
@@ -41,7 +43,9 @@ def _campaign_columns(account: Account) -> dict[str, np.ndarray]:
 
 
 def _advertising(
-    account: Account,
+    draws: Draws,
+    restating: Restating,
+    structure: Structure,
     resource: str,
     salt: int,
     campaign: np.ndarray,
@@ -54,13 +58,14 @@ def _advertising(
     measures: MeasureSet = ADVERTISING,
 ) -> Population:
     """A population of campaign children: state codes pick the activity, sizes are drawn."""
-    inherited = {name: column[campaign] for name, column in _campaign_columns(account).items()}
-    (u_scale,) = account.columns(f"scale-{resource}", 1, len(campaign))
+    columns = _campaign_columns(structure.base_campaigns)
+    inherited = {name: column[campaign] for name, column in columns.items()}
+    (u_scale,) = draws.columns(f"scale-{resource}", 1, len(campaign))
     low, high = scale
     return Population(
         resource=resource,
         salt=salt,
-        start=account.campaign_table.start[campaign],
+        start=structure.campaign_table.start[campaign],
         p_active=np.asarray(activity)[state],
         scale=low + (high - low) * u_scale,
         currency=inherited["currency"],
@@ -70,7 +75,7 @@ def _advertising(
         country=inherited["country"],
         entity_fields=entity_fields,
         measures=measures,
-        restating=account.restating,
+        restating=restating,
         filters={
             "connection": inherited["connection"],
             "country": inherited["country"],
@@ -82,17 +87,17 @@ def _advertising(
     )
 
 
-def campaign_population(account: Account) -> Population:
-    campaigns = account.base_campaigns
-    table = account.campaign_table  # base states and start days (see the module docstring)
+def campaign_population(draws: Draws, restating: Restating, structure: Structure) -> Population:
+    campaigns = structure.base_campaigns
+    table = structure.campaign_table  # base states and start days (see the module docstring)
     activity = np.array([0.85, 0.12, 0.04])  # ENABLED, PAUSED, ARCHIVED
-    columns = _campaign_columns(account)
+    columns = _campaign_columns(campaigns)
     return Population(
         resource="campaign-metrics",
         salt=1,
         start=table.start,
         p_active=activity[table.state],
-        scale=np.array([200 + 3000 * unit(account.seed, "scale", c["id"]) for c in campaigns]),
+        scale=np.array([200 + 3000 * unit(draws.seed, "scale", c["id"]) for c in campaigns]),
         currency=columns["currency"],
         exponent=columns["exponent"],
         ad_product=columns["ad_product"],
@@ -105,19 +110,23 @@ def campaign_population(account: Account) -> Population:
             "country": campaigns[i]["country"],
         },
         measures=CAMPAIGN,
-        restating=account.restating,
+        restating=restating,
         filters={
             name: columns[name] for name in ("connection", "country", "ad_product", "campaign")
         },
     )
 
 
-def adgroup_population(account: Account) -> Population:
-    table = account.adgroup_table
-    groups = account.base_adgroups  # ids and links only
-    state = np.maximum(table.state, account.campaign_table.state[table.campaign])
+def adgroup_population(
+    draws: Draws, restating: Restating, structure: Structure, tree: Tree, groups: list[dict]
+) -> Population:
+    """`groups`: the base ad groups (their ids and links only)."""
+    table = tree.adgroup_table
+    state = np.maximum(table.state, structure.campaign_table.state[table.campaign])
     return _advertising(
-        account,
+        draws,
+        restating,
+        structure,
         "adgroup-metrics",
         2,
         table.campaign,
@@ -135,13 +144,14 @@ def adgroup_population(account: Account) -> Population:
     )
 
 
-def target_population(account: Account) -> Population:
+def target_population(
+    draws: Draws, restating: Restating, structure: Structure, tree: Tree, targets: list[dict]
+) -> Population:
     """Positive targets only: a negative target has no bid and no metrics."""
-    table = account.target_table
-    targets = account.targets
+    table = tree.target_table
     members = np.flatnonzero(~table.negative)
-    group_state = account.adgroup_table.state[table.adgroup[members]]
-    campaign_state = account.campaign_table.state[table.campaign[members]]
+    group_state = tree.adgroup_table.state[table.adgroup[members]]
+    campaign_state = structure.campaign_table.state[table.campaign[members]]
     state = np.maximum(np.maximum(table.state[members], group_state), campaign_state)
     member_list = members.tolist()
 
@@ -160,7 +170,9 @@ def target_population(account: Account) -> Population:
         }
 
     return _advertising(
-        account,
+        draws,
+        restating,
+        structure,
         "target-metrics",
         3,
         table.campaign[members],
@@ -175,12 +187,18 @@ def target_population(account: Account) -> Population:
     )
 
 
-def product_ad_population(account: Account) -> Population:
-    table = account.product_ad_table
-    ads = account.product_ads
-    clusters = account.cluster_index
-    state = np.maximum(table.state, account.adgroup_table.state[table.adgroup])
-    state = np.maximum(state, account.campaign_table.state[table.campaign])
+def product_ad_population(
+    draws: Draws,
+    restating: Restating,
+    structure: Structure,
+    tree: Tree,
+    catalog: Catalog,
+    table: ProductAdTable,
+    ads: list[dict],
+) -> Population:
+    clusters = catalog.cluster_index
+    state = np.maximum(table.state, tree.adgroup_table.state[table.adgroup])
+    state = np.maximum(state, structure.campaign_table.state[table.campaign])
 
     def fields(i: int) -> dict:
         ad = ads[i]
@@ -199,7 +217,9 @@ def product_ad_population(account: Account) -> Population:
         }
 
     return _advertising(
-        account,
+        draws,
+        restating,
+        structure,
         "product-ad-metrics",
         4,
         table.campaign,
@@ -217,12 +237,13 @@ def product_ad_population(account: Account) -> Population:
     )
 
 
-def search_term_population(account: Account) -> Population:
-    table = account.search_term_table
-    terms = account.search_terms
-    targets = account.target_table
-    state = np.maximum(targets.state[table.target], account.adgroup_table.state[table.adgroup])
-    state = np.maximum(state, account.campaign_table.state[table.campaign])
+def search_term_population(
+    draws: Draws, restating: Restating, structure: Structure, tree: Tree, terms: list[dict]
+) -> Population:
+    table = tree.search_term_table
+    targets = tree.target_table
+    state = np.maximum(targets.state[table.target], tree.adgroup_table.state[table.adgroup])
+    state = np.maximum(state, structure.campaign_table.state[table.campaign])
 
     def fields(i: int) -> dict:
         term = terms[i]
@@ -239,7 +260,9 @@ def search_term_population(account: Account) -> Population:
         }
 
     return _advertising(
-        account,
+        draws,
+        restating,
+        structure,
         "search-term-metrics",
         5,
         table.campaign,
@@ -256,7 +279,9 @@ def search_term_population(account: Account) -> Population:
 
 
 def _retail(
-    account: Account,
+    draws: Draws,
+    restating: Restating,
+    catalog: Catalog,
     resource: str,
     salt: int,
     listings: list[dict],
@@ -267,18 +292,18 @@ def _retail(
     measures: MeasureSet,
 ) -> Population:
     """A population of listings (seller or vendor), one entity per listing."""
-    table = account.product_table
-    catalog = account.products
-    clusters = account.cluster_index
+    table = catalog.table
+    clusters = catalog.cluster_index
+    records = catalog.products
     product_list = products.tolist()
-    active = np.array([catalog[p]["active"] for p in product_list], dtype=bool)
-    (u_scale,) = account.columns(f"scale-{resource}", 1, len(product_list))
+    active = np.array([records[p]["active"] for p in product_list], dtype=bool)
+    (u_scale,) = draws.columns(f"scale-{resource}", 1, len(product_list))
     low, high = scale
-    connection = _objects([catalog[p]["connection"] for p in product_list])
-    country = _objects([catalog[p]["country"] for p in product_list])
+    connection = _objects([records[p]["connection"] for p in product_list])
+    country = _objects([records[p]["country"] for p in product_list])
 
     def entity_fields(i: int) -> dict:
-        product = catalog[product_list[i]]
+        product = records[product_list[i]]
         cluster = int(clusters.first[product_list[i]])
         row = {
             "object": resource.replace("-", "_"),
@@ -296,7 +321,7 @@ def _retail(
         resource=resource,
         salt=salt,
         start=np.array(
-            [ordinal(date.fromisoformat(catalog[p]["createdAt"][:10])) for p in product_list]
+            [ordinal(date.fromisoformat(records[p]["createdAt"][:10])) for p in product_list]
         ),
         p_active=np.where(active, activity[0], activity[1]),
         scale=low + (high - low) * u_scale,
@@ -307,12 +332,12 @@ def _retail(
         country=country,
         entity_fields=entity_fields,
         measures=measures,
-        restating=account.restating,
+        restating=restating,
         filters={
             "connection": connection,
             "country": country,
-            "product": _objects([catalog[p]["id"] for p in product_list]),
-            "asin": _objects([catalog[p]["asin"] for p in product_list]),
+            "product": _objects([records[p]["id"] for p in product_list]),
+            "asin": _objects([records[p]["asin"] for p in product_list]),
         },
         product=products,
         extra={
@@ -324,13 +349,17 @@ def _retail(
     )
 
 
-def seller_population(account: Account) -> Population:
-    table = account.product_table
+def seller_population(
+    draws: Draws, restating: Restating, catalog: Catalog, listings: list[dict]
+) -> Population:
+    table = catalog.table
     return _retail(
-        account,
+        draws,
+        restating,
+        catalog,
         "seller-product-metrics",
         6,
-        account.seller_products,
+        listings,
         table.seller,
         (0.93, 0.08),
         (0.3, 12),
@@ -345,13 +374,17 @@ def seller_population(account: Account) -> Population:
     )
 
 
-def vendor_population(account: Account) -> Population:
-    table = account.product_table
+def vendor_population(
+    draws: Draws, restating: Restating, catalog: Catalog, listings: list[dict]
+) -> Population:
+    table = catalog.table
     return _retail(
-        account,
+        draws,
+        restating,
+        catalog,
         "vendor-product-metrics",
         7,
-        account.vendor_products,
+        listings,
         table.vendor,
         (0.95, 0.1),
         (1, 25),
@@ -360,14 +393,3 @@ def vendor_population(account: Account) -> Population:
         ),
         VENDOR,
     )
-
-
-BUILDERS: dict[str, Callable[[Account], Population]] = {
-    "campaign-metrics": campaign_population,
-    "adgroup-metrics": adgroup_population,
-    "target-metrics": target_population,
-    "product-ad-metrics": product_ad_population,
-    "search-term-metrics": search_term_population,
-    "seller-product-metrics": seller_population,
-    "vendor-product-metrics": vendor_population,
-}

@@ -1,15 +1,14 @@
 """Reference data and value formats every part of the sandbox shares.
 
 Countries with their currencies, the integer day numbers the generators hash, timestamps in the
-spec's form and money as decimal strings. Kept apart from `world.py` so the entity builders can
-use them without importing the account they build for.
+spec's form and money as decimal strings. Every builder uses them; they know nothing of accounts.
 """
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 
-from sandbox.hashing import make_id
+from sandbox.hashing import Draws, make_id, scalar
 from sandbox.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 
@@ -59,8 +58,15 @@ def ordinal(day: date) -> int:
 
 def quarter_start(day: date) -> date:
     """The first day of `day`'s calendar quarter: the anchor entity attributes are dated from,
-    so every reference date of one quarter sees the same records (`Account.anchor`)."""
+    so every reference date of one quarter sees the same records (`assembly.py`)."""
     return date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
+
+
+def created_at(draws: Draws, kind: str, i: int, anchor: date, history_days: int) -> str:
+    """When the i-th entity of a kind was created: 30 to `history_days` + 229 days before the
+    anchor, as the account's draw for it says."""
+    days = int(draws.unit(kind, i, "created") * (history_days + 200)) + 30
+    return timestamp(anchor - timedelta(days=days), scalar(kind, i))
 
 
 def from_ordinal(days: int) -> date:

@@ -55,6 +55,16 @@ EXPAND_DEPTH = 4
 # 8: "over 2000 product-cluster memberships requires narrowing with the `cluster` filter".
 CLUSTER_MEMBERSHIP_LIMIT = 2000
 
+# 4.4 and 4.5: the metrics lists (offset lists, 4.2), each `GET /v1/<name>`.
+METRICS_RESOURCES = (
+    "campaign-metrics",
+    "adgroup-metrics",
+    "target-metrics",
+    "product-ad-metrics",
+    "search-term-metrics",
+    "seller-product-metrics",
+    "vendor-product-metrics",
+)
 # 4.2: "granularity | `total` (default), `daily`, `weekly`, `monthly`, `quarterly`, `yearly`".
 GRANULARITIES = ("total", "daily", "weekly", "monthly", "quarterly", "yearly")
 

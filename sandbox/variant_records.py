@@ -14,14 +14,11 @@ carries the same extra values on every page and in every window that holds it.
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
 
+from sandbox.assembly import Account
 from sandbox.hashing import scalar
 from sandbox.reference import money, quarter_start
 from sandbox.variant_money import exponent_of, money_as_text
-
-if TYPE_CHECKING:
-    from sandbox.world import Account
 
 JSON_TYPES = (
     "string",
@@ -155,7 +152,7 @@ class Scope:
     number: int  # the variant's
     timestamps: str  # one of TIMESTAMP_FORMS
     extras: dict[str, tuple[ExtraField, ...]]  # per record kind
-    account: "Account | None"
+    account: Account | None
     reference: date
     change_entity: str = CHANGE_ENTITY_FIELD  # one of CHANGE_ENTITY_FIELDS
 
@@ -235,7 +232,7 @@ def extra_value(field: ExtraField, bits: int, scope: Scope, late: bool, digits: 
         return {"origin": word, "version": 1 + (bits >> 8) % 9, "flags": [word[:3]]}
     if field.type == "array":
         return [_WORDS[(bits >> (8 * k)) % len(_WORDS)] for k in range((bits >> 60) % 4)]
-    # Dated from the quarter's first day, as entity attributes are (`Account.anchor`): an extra
+    # Dated from the quarter's first day, as entity attributes are (`assembly.py`): an extra
     # date does not move between two reference dates of one quarter.
     if field.type == "date":
         return str(quarter_start(scope.reference) - timedelta(days=(bits >> 8) % 400))

@@ -39,14 +39,18 @@ from typing import Protocol, TypeVar
 
 import orjson
 
-from sandbox.automation_api import PERFORMANCE
+from sandbox.assembly import Account
 from sandbox.errors import ApiError, not_found
 from sandbox.faults import NO_FAULTS, RETRY_AFTER_FORMS, FaultPlan
 from sandbox.hashing import scalar, unit
 from sandbox.params import Query
-from sandbox.populations import BUILDERS
 from sandbox.reference import COUNTRY_BY_CODE, MORE_COUNTRIES, Country
-from sandbox.spec import GRANULARITIES, HISTORY_WINDOW_DAYS, TARGET_METRICS_CAPS
+from sandbox.spec import (
+    GRANULARITIES,
+    HISTORY_WINDOW_DAYS,
+    METRICS_RESOURCES,
+    TARGET_METRICS_CAPS,
+)
 from sandbox.variant_money import dumps, mark_record, money_keys
 from sandbox.variant_records import (
     CHANGE_ENTITY_FIELD,
@@ -64,10 +68,10 @@ from sandbox.variant_records import (
     shape_tree,
     snake,
 )
-from sandbox.world import Account
+from sandbox.windows import PERFORMANCE
 
 PERFORMANCE_PATH = re.compile(r"^/v1/workflows/[^/]+/performance$")
-METRICS_RESOURCES = (*BUILDERS, PERFORMANCE)  # windowed offset lists, capped per variant
+WINDOWED = (*METRICS_RESOURCES, PERFORMANCE)  # windowed offset lists, capped per variant
 STRICT = ("target-metrics", "search-term-metrics")  # spec 8: "stricter"
 PINNED_CAPS = {"target-metrics": (TARGET_METRICS_CAPS["daily"], TARGET_METRICS_CAPS["total"])}
 HISTORY_CAP = HISTORY_WINDOW_DAYS
@@ -157,7 +161,7 @@ def _extras(number: int) -> tuple[tuple[str, tuple[ExtraField, ...]], ...]:
 def _caps(number: int) -> tuple[tuple[str, int, int], ...]:
     """(resource, daily cap, other cap) of every metrics resource; spec 8's stay as pinned."""
     out = []
-    for resource in METRICS_RESOURCES:
+    for resource in WINDOWED:
         if resource in PINNED_CAPS:
             out.append((resource, *PINNED_CAPS[resource]))
             continue
@@ -426,7 +430,7 @@ def _window_resource(path: str) -> str | None:
     if PERFORMANCE_PATH.match(path):
         return PERFORMANCE
     resource = path.removeprefix("/v1/")
-    return resource if path.startswith("/v1/") and resource in METRICS_RESOURCES else None
+    return resource if path.startswith("/v1/") and resource in WINDOWED else None
 
 
 def _metrics_window(query: Query) -> tuple[int, str] | None:

@@ -11,6 +11,7 @@ from sandbox.periods import periods
 from sandbox.spec import GRANULARITIES, METRICS_LIMIT, OFFSET_MAX, TARGET_METRICS_CAPS
 
 Sections = Iterable[tuple[int, Callable[[int, int], list[dict]]]]
+PERFORMANCE = "workflow-performance"  # the window caps' name for /v1/workflows/{id}/performance
 
 
 def window_cap(resource: str, granularity: str) -> int:

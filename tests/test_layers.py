@@ -5,12 +5,13 @@ configuration bans every layer above it (and, beneath the Dagster layer, Dagster
 the project-wide bans its nested configuration had to repeat. The sandbox, the tests' oracle,
 stands outside the layers and imports none of them: it keeps its own reading of the spec."""
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.imports import import_cycles, import_graph, package_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["launcher", "assets", "pipelines", "transforms", "warehouse"]  # top to bottom
@@ -67,78 +68,62 @@ def test_the_sandbox_imports_nothing_of_the_product():
     assert banned("sandbox", "\n".join(f"import {m}" for m in SANDBOX_MAY_IMPORT)) == []
 
 
-PACKAGES = [*LAYERS, "sandbox", "bench"]
-
-
-def modules(packages: list[str]) -> dict[str, Path]:
-    """Every module of `packages` by its dotted name (a package by its own: `__init__.py`)."""
-    found = {}
-    for package in packages:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return found
-
-
-def imports(known: dict[str, Path]) -> dict[str, set[str]]:
-    """What each module imports of `known`: every `import`, at the top, inside a function or
-    under `TYPE_CHECKING`, and the packages Python runs on the way to a submodule."""
-    graph: dict[str, set[str]] = {}
-    for module, path in known.items():
-        named = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                named.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                named.add(node.module)
-                named.update(f"{node.module}.{alias.name}" for alias in node.names)
-        reached = set()
-        for name in named:
-            parts = name.split(".")
-            prefixes = {".".join(parts[:n]) for n in range(1, len(parts) + 1)}
-            reached.update(
-                p for p in prefixes if p in known and not f"{module}.".startswith(f"{p}.")
-            )
-        graph[module] = reached - {module}
-    return graph
-
-
-def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Each group of modules that import one another, directly or through others (the strongly
-    connected components of more than one module, Tarjan's algorithm), sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    circles = []
-
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        for imported in sorted(graph[module]):
-            if imported not in index:
-                visit(imported)
-                low[module] = min(low[module], low[imported])
-            elif imported in stack:
-                low[module] = min(low[module], index[imported])
-        if low[module] == index[module]:
-            group = []
-            while (member := stack.pop()) != module:
-                group.append(member)
-            if group:
-                circles.append(sorted([module, *group]))
-
-    for module in sorted(graph):
-        if module not in index:
-            visit(module)
-    return sorted(circles)
+PACKAGES = [*LAYERS, "sandbox", "bench", "tests"]
 
 
 def test_no_module_imports_one_that_imports_it_back():
-    """A circle hides the order modules depend on, and `TYPE_CHECKING` or an import inside a
-    function only hides it further: none, anywhere."""
-    assert import_circles(imports(modules(PACKAGES))) == []
+    """Anywhere in the repository, every import counted wherever it is written."""
+    assert import_cycles(import_graph(package_modules(ROOT, PACKAGES))) == []
 
 
-def test_a_circle_is_found_however_it_is_hidden():
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
-    assert import_circles(graph) == [["a", "b", "c"]]
+def write(root: Path, sources: dict[str, str]) -> None:
+    for name, text in sources.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_circle_is_found_wherever_its_imports_are_written(tmp_path):
+    write(
+        tmp_path / "pkg",
+        {
+            "__init__.py": "",
+            "a.py": "from pkg import b\n",
+            "b.py": "def later():\n    from pkg.sub import c\n",
+            "sub/__init__.py": "",
+            "sub/c.py": "import typing\nif typing.TYPE_CHECKING:\n    from .. import a\n",
+            "d.py": "import json\nfrom pkg.a import something\nfrom . import d\n",
+        },
+    )
+    graph = import_graph(package_modules(tmp_path, ["pkg"]))
+    assert graph["pkg.a"] == {"pkg.b"}
+    assert graph["pkg.b"] == {"pkg.sub", "pkg.sub.c"}
+    assert graph["pkg.sub.c"] == {"pkg.a"}
+    assert graph["pkg.d"] == {"pkg.a"}  # importing itself is no import
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]]
+
+
+def test_a_package_run_on_the_way_to_its_submodule_counts():
+    """Importing `lib.util` runs `lib/__init__.py` first: if that imports the importer back,
+    it is a circle; the package's own modules import its other modules freely."""
+    graph = {"app": {"lib", "lib.util"}, "lib": {"app"}, "lib.util": set(), "lib.x": {"lib.util"}}
+    assert import_cycles(graph) == [["app", "lib", "app"]]
+    assert import_cycles({**graph, "lib": set()}) == []
+
+
+def test_a_package_is_an_import_of_every_module_outside_it(tmp_path):
+    write(
+        tmp_path,
+        {
+            "app.py": "import lib.util\n",
+            "lib/__init__.py": "",
+            "lib/util.py": "from lib import other\n",
+            "lib/other.py": "",
+        },
+    )
+    graph = import_graph(package_modules(tmp_path, ["app.py", "lib"]))
+    assert graph == {
+        "app": {"lib", "lib.util"},
+        "lib": set(),
+        "lib.util": {"lib.other"},
+        "lib.other": set(),
+    }

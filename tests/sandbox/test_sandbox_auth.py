@@ -2,6 +2,7 @@
 
 import pytest
 
+from sandbox import service as service_module
 from sandbox.service import READ_SCOPES, SandboxService
 from tests.sandbox.conftest import TODAY, ask, fetch, ok
 
@@ -198,3 +199,15 @@ def test_large_clients_make_an_agency_of_a_few_large_accounts_among_small_ones()
     assert all(not page["has_more"] and len(page["data"]) == 16 for page in campaigns[1:])
     with pytest.raises(ValueError, match="large_clients"):
         SandboxService("small", TODAY, clients=2, large_clients=3)
+
+
+def test_every_path_has_one_route_so_the_order_of_the_families_is_free():
+    """`service.ROUTES` gathers the resource families' routes; no path matches two of them, so
+    the order they are gathered in changes no answer."""
+    routes = service_module.ROUTES
+    patterns = {route.pattern.pattern for route in routes}
+    assert len(patterns) == len(routes)
+    for pattern in patterns:
+        path = pattern.replace("(?P<id>[^/]+)", "0123456789abcdef01234567")
+        matching = [r.pattern.pattern for r in routes if r.pattern.fullmatch(path)]
+        assert matching == [pattern]

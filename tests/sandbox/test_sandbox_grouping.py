@@ -5,7 +5,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
 
-from sandbox import service as service_module
+from sandbox import metrics_api
 from tests.sandbox.conftest import EXPONENT, ask, every_row, ok
 
 OCTOBER = {"start_date": "2026-10-01", "end_date": "2026-10-31"}
@@ -234,7 +234,7 @@ def test_unknown_cluster_ids_give_an_empty_list_not_an_error(medium):
 
 
 def test_too_many_memberships_need_the_cluster_filter(medium, monkeypatch):
-    monkeypatch.setattr(service_module, "CLUSTER_MEMBERSHIP_LIMIT", 50)
+    monkeypatch.setattr(metrics_api, "CLUSTER_MEMBERSHIP_LIMIT", 50)
     status, body = ask(medium, "/v1/seller-product-metrics", ("group_by", "cluster"), **OCTOBER)
     assert status == 400 and body["error"]["param"] == "cluster"
     assert "limit of 50" in body["error"]["message"]

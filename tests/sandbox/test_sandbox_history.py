@@ -241,7 +241,7 @@ def test_records_without_any_change_are_their_base():
     record built from the anchor; the others differ from it only in the fields changes set."""
     account = service(DAY_PAIRS[0][1]).main_account
     for kind, records_now, bases, path in (
-        (0, account.campaigns, account.base_campaigns, "/v1/campaigns"),
+        (0, account.campaigns, account.structure.base_campaigns, "/v1/campaigns"),
         (1, account.adgroups, account.base_adgroups, "/v1/adgroups"),
     ):
         touched = {entity for of_kind, entity in account.edits.touches if of_kind == kind}

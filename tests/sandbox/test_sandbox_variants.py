@@ -22,9 +22,9 @@ from launcher.cli import parser
 from sandbox.app import SandboxTransport
 from sandbox.embedded import embedded_service
 from sandbox.faults import NO_FAULTS, PAST_HTTP_DATE, FaultPlan
-from sandbox.populations import BUILDERS
 from sandbox.reference import MORE_COUNTRIES
 from sandbox.service import SandboxService
+from sandbox.spec import METRICS_RESOURCES
 from sandbox.variant_money import DECIMAL, MONEY_FIELDS, trimmed
 from sandbox.variant_records import (
     CHANGE_ENTITY_FIELD,
@@ -42,7 +42,7 @@ from tests.sandbox.conftest import KEY, TODAY, fetch
 from warehouse.spec import CURRENCY_DIGITS, DEFAULT_CURRENCY_DIGITS
 
 VARIANTS = range(1, 7)
-METRICS = tuple(BUILDERS)
+METRICS = METRICS_RESOURCES
 LISTS = (
     "/v1/connections",
     "/v1/countries",
