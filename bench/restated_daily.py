@@ -1,4 +1,4 @@
-"""What recording restatements costs a daily job: this checkout beside an earlier commit.
+"""A range run and the daily job after it: this checkout beside an earlier commit.
 
     python -m bench.restated_daily --before <commit> [--rounds 3] [--preset medium] [--days 30]
 
@@ -6,8 +6,8 @@ Two sandboxes restate their three latest days (`--restate-days 3`), one on the r
 before REFERENCE and one on it. For each round and each version (this checkout, and the commit
 `--before` checked out in a temporary worktree, run with the same environment), a fresh home
 gets `--days` days from the first, then the daily job (`adwh run`) from the second: it re-reads
-the lookback days the service has revised since, and replaces them. Only the daily job is
-timed, the two versions alternating. Prints a Markdown table of medians and ranges.
+the lookback days the service has revised since, and replaces them. Both are timed, the two
+versions alternating. Prints a Markdown table of medians and ranges for each.
 """
 
 import argparse
@@ -45,8 +45,11 @@ def environment(source: Path, server: Server, home: Path, today: str, days: int)
     }
 
 
-def daily_job(source: Path, servers: tuple[Server, Server], home: Path, days: int) -> Measured:
-    """A fresh home of `days` days as of the day before, then the daily job, timed."""
+def daily_job(
+    source: Path, servers: tuple[Server, Server], home: Path, days: int
+) -> tuple[Measured, Measured]:
+    """A fresh home of `days` days as of the day before (a range run), then the daily job,
+    each timed."""
     shutil.rmtree(home, ignore_errors=True)
     before, today = (REFERENCE - timedelta(days=1)).isoformat(), REFERENCE.isoformat()
     end = (REFERENCE - timedelta(days=2)).isoformat()
@@ -76,7 +79,7 @@ def daily_job(source: Path, servers: tuple[Server, Server], home: Path, days: in
     restated = home / "lake" / "restatements"
     cells = pl.read_delta(str(restated)).height if restated.exists() else 0
     print(f"[restated daily] {source.name}: {cells:,} cells restated", flush=True)
-    return daily
+    return first, daily
 
 
 def main() -> None:
@@ -94,30 +97,38 @@ def main() -> None:
         serve(args.preset, reference=REFERENCE, restate_days=RESTATE_DAYS),
     )
     versions = {f"before ({args.before[:7]})": old, "now": ROOT}
+    ranged: dict[str, list[Measured]] = {name: [] for name in versions}
     measured: dict[str, list[Measured]] = {name: [] for name in versions}
     try:
         for round_ in range(args.rounds):
             for name, source in versions.items():
-                m = daily_job(source, servers, work / "home", args.days)
+                first, m = daily_job(source, servers, work / "home", args.days)
                 if m.returncode != 0:
                     raise SystemExit(f"{name}: the daily job failed")
+                ranged[name].append(first)
                 measured[name].append(m)
-                print(f"[restated daily] round {round_ + 1} {name}: {m.wall_s:.1f} s", flush=True)
+                print(
+                    f"[restated daily] round {round_ + 1} {name}: range {first.wall_s:.1f} s, "
+                    f"daily {m.wall_s:.1f} s",
+                    flush=True,
+                )
     finally:
         for server in servers:
             server.stop()
         subprocess.run(["git", "worktree", "remove", "--force", str(old)], check=False)
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n`{args.preset}`, {args.days} days held, the daily job while the service restates")
-    print(f"its {RESTATE_DAYS} latest days; medians of {args.rounds} (range):\n")
-    print("| version | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|")
-    for name, runs in measured.items():
-        print(
-            f"| {name} | {spread([m.wall_s for m in runs])} | {spread([m.cpu_s for m in runs])} "
-            f"| {spread([m.peak_rss_mib for m in runs])} |"
-        )
-    then, now = (statistics.median(m.wall_s for m in runs) for runs in measured.values())
-    print(f"\nnow / before: {now / then:.2f}")
+    print(f"\n`{args.preset}`: the range run of {args.days} days into a fresh home, then the")
+    print(f"daily job while the service restates its {RESTATE_DAYS} latest days; medians of")
+    print(f"{args.rounds} (range):\n")
+    print("| run | version | wall s | CPU s | peak RSS MiB |\n|---|---|---|---|---|")
+    for run, table in (("range", ranged), ("daily job", measured)):
+        for name, runs in table.items():
+            print(
+                f"| {run} | {name} | {spread([m.wall_s for m in runs])} "
+                f"| {spread([m.cpu_s for m in runs])} | {spread([m.peak_rss_mib for m in runs])} |"
+            )
+        then, now = (statistics.median(m.wall_s for m in runs) for runs in table.values())
+        print(f"| {run} | now / before | {now / then:.2f} | | |")
 
 
 if __name__ == "__main__":
