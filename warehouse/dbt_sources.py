@@ -41,13 +41,14 @@ def sources_yml() -> str:
     return "\n".join(lines) + "\n"
 
 
-def write() -> list[Path]:
-    """Write the file as the registry has it; return it if it changed."""
+def write(path: Path = PATH) -> list[Path]:
+    """Write the file as the registry has it; return it if it changed (an unchanged file
+    keeps its time, so dbt's manifest stays current)."""
     text = sources_yml()
-    if PATH.exists() and PATH.read_text() == text:
+    if path.exists() and path.read_text() == text:
         return []
-    PATH.write_text(text)
-    return [PATH]
+    path.write_text(text)
+    return [path]
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ related fields as an id or as the expanded object, enumerations the spec does no
 field whose name the spec leaves open under each of its names.
 """
 
+import json
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -21,6 +22,7 @@ from pipelines.shaping import Context
 from pipelines.sources import SOURCES
 from pipelines.sources.model import Output
 from transforms.evolution import unknown_values
+from transforms.records import json_text
 from warehouse import schemas as s
 from warehouse.contracts import ContractError, validate
 
@@ -178,3 +180,28 @@ def test_the_change_logs_entity_is_its_id_under_whichever_name_it_is_sent(name, 
     frame = output.frame([("test", page)], ACCOUNT, NOW, CONTEXT)
     assert frame["entity_id"].to_list() == [CHANGED]
     assert unknown_values(page.rows, s.ADVERTISING_CHANGES) == {}
+
+
+json_values = st.recursive(
+    st.one_of(
+        st.decimals(
+            allow_nan=False, allow_infinity=False, places=6, min_value=-(10**12), max_value=10**12
+        ),
+        st.integers(min_value=-(2**80), max_value=2**80),
+        st.text(max_size=5),
+        st.booleans(),
+        st.none(),
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(json_values)
+@example({"bid": Decimal("0.10"), "budget": [2**70, Decimal("-1234567890.123456")]})
+def test_a_json_columns_numbers_keep_their_digits(value):
+    """A JSON column's text holds every number as the page wrote it: an exact re-read's
+    `Decimal` and an integer wider than 64 bits, which orjson alone cannot write."""
+    assert json.loads(json_text(value), parse_float=Decimal) == value
