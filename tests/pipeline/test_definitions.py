@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from collections import Counter
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import yaml
 
 from assets.definitions import daily_schedule, defs
 from assets.instance import open_instance
-from assets.partitions import RANGE_END_TAG, RANGE_START_TAG
+from assets.partitions import RANGE_END_TAG, RANGE_START_TAG, range_tags
 from assets.resources import ServiceResource, WarehouseResource
 from assets.warehouse_definitions import defs as warehouse_defs
 from pipelines.catch_up import CATCH_UP_TAG
@@ -236,3 +237,25 @@ def test_a_process_of_the_pipeline_tells_polars_allocator_to_give_memory_back_un
     said = subprocess.run([sys.executable, "-c", probe], env=kept, capture_output=True, text=True)
     assert said.stdout.strip().endswith(",background_thread:true"), said.stderr
     assert "dirty_decay_ms:0" not in said.stdout
+
+
+def test_a_ranged_run_plans_each_current_state_table_once_and_each_dated_one_a_day():
+    """Dagster takes a ranged run's partitions from the asset of its last step in step-key
+    order (assets/current.py): were the current state's step last but one, every
+    current-state table would be planned once per day of the range, in as many writes."""
+    for name in ("daily", "extract"):
+        job = defs.resolve_job_def(name)
+        days = job.partitions_def.get_partition_keys()[:5]
+        start, end = date.fromisoformat(days[0]), date.fromisoformat(days[-1])
+        with dg.instance_for_test() as instance:
+            run = instance.create_run_for_job(
+                job, tags=range_tags(start, end), status=dg.DagsterRunStatus.NOT_STARTED
+            )
+            planned = instance.get_records_for_run(
+                run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED, limit=10_000
+            ).records
+        per_table = Counter(
+            r.event_log_entry.dagster_event.asset_key.to_user_string() for r in planned
+        )
+        assert per_table["campaigns"] == 1, name
+        assert per_table["campaign_metrics"] == len(days), name
