@@ -88,11 +88,14 @@ def configured_service() -> ServiceResource:
 
 def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary) -> None:
     """Fill `summary` from the run's record: per table, the partitions' rows summed and the
-    run's own figures; the first failed check (contract or dbt test) when no step failed before
-    it, else every failed step, is the failure."""
+    run's own figures. The failure: a blocking check that failed before any step (a mart's dbt
+    test, whose step then fails for it); else every failed step, in one line (each names its
+    sources); else the first failed check (a contract's held-back partitions, a
+    reconciliation's difference). Not the order the steps ran in: a contract held back in one
+    step does not hide another step's failed sources."""
     records = instance.get_records_for_run(run_id, of_type=OUTCOME_EVENTS, limit=1_000_000)
     lines: dict[str, TableLine] = {}
-    failure, failed_steps = None, []
+    failure, blocked, failed_steps = None, None, []
     for record in records.records:
         event = record.event_log_entry.dagster_event
         if event is None:
@@ -116,11 +119,12 @@ def read_outcome(instance: dg.DagsterInstance, run_id: str, summary: RunSummary)
         else:
             evaluation = event.event_specific_data
             failed = not evaluation.passed and evaluation.severity is dg.AssetCheckSeverity.ERROR
-            if failed and failure is None and not failed_steps:
-                failure = failed_check(evaluation)  # a failed step after it is its consequence
+            if failed and failure is None:
+                failure = failed_check(evaluation)
+            if failed and evaluation.blocking and blocked is None and not failed_steps:
+                blocked = failed_check(evaluation)  # the step failing after it, for it
     summary.tables = list(lines.values())
-    # The first failed check; else every failed step, in one line: each names its sources.
-    summary.failure = failure or "; ".join(dict.fromkeys(failed_steps)) or None
+    summary.failure = blocked or "; ".join(dict.fromkeys(failed_steps)) or failure
 
 
 def selection(tables: tuple[str, ...]) -> list[dg.AssetKey] | None:
