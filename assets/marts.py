@@ -39,8 +39,7 @@ OWNERS = ["team:ads-warehouse"]
 # The Dagster group of the models of each folder (others: "warehouse"); the entity histories
 # apart from the "history" group, which holds the service's own logs.
 GROUPS = {"marts": "marts", "history": "entity_history"}
-MANIFEST_PATH = prepared_manifest()
-MANIFEST: dict[str, Any] = orjson.loads(MANIFEST_PATH.read_bytes())
+MANIFEST: dict[str, Any] = orjson.loads(prepared_manifest().read_bytes())
 MANIFEST_PROJECT = MANIFEST["metadata"]["project_name"]
 DBT = DbtProject(DBT_PROJECT, target_path=TARGET.relative_to(DBT_PROJECT))
 MODELS = {n["name"] for n in MANIFEST["nodes"].values() if n["resource_type"] == "model"}
@@ -118,7 +117,7 @@ def _argument(value: object) -> str:
 
 
 @dbt_assets(
-    manifest=MANIFEST_PATH,
+    manifest=MANIFEST,  # parsed once, here: dagster-dbt would read the file again
     project=DBT,
     name="warehouse_marts",
     dagster_dbt_translator=WarehouseTranslator(),

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.imports import import_cycles, import_graph, package_modules
+from tests.imports import ROOT, import_cycles, import_graph, package_modules
 
-ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["launcher", "assets", "pipelines", "transforms", "warehouse"]  # top to bottom
 BENEATH_DAGSTER = LAYERS[2:]
 SANDBOX_MAY_IMPORT = ["sandbox.spec", "httpx", "numpy", "uvicorn"]
